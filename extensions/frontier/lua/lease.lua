@@ -1,0 +1,60 @@
+-- Lease up to A.n requests from IPs whose next_fetch_at has come. Expired leases
+-- (dead workers) are first put back at the head of their back queue.
+local function reclaim(limit)
+  local ids = redis.call('ZRANGEBYSCORE', K.leases, '-inf', NOW, 'LIMIT', 0, limit)
+  for _, id in ipairs(ids) do
+    local entry = redis.call('HGET', K.lease_data, id)
+    redis.call('ZREM', K.leases, id)
+    redis.call('HDEL', K.lease_data, id)
+    local ip = string.match(id, '^(.*)#')
+    if redis.call('HDEL', K.lease_dl, id) == 1 then
+      -- Died mid-download: the fetch may have hit the server, so charge the IP now.
+      redis.call('HINCRBY', F.ip .. ip, 'inflight', -1)
+      redis.call('HSET', F.ip .. ip, 'last_end', NOW)
+    end
+    if entry then
+      local _, rec = split_first(entry)
+      redis.call('LPUSH', F.bq .. ip, rec)
+      redis.call('SADD', K.active, ip)
+      stat('queued', 1)
+    end
+    stat('lease_expired')
+    settle(ip)
+  end
+end
+
+reclaim(100)
+local leases = {}
+for _, ip in ipairs(redis.call('ZRANGEBYSCORE', K.ready, '-inf', NOW, 'LIMIT', 0, A.n)) do
+  redis.call('ZREM', K.ready, ip)
+  local rec = redis.call('LPOP', F.bq .. ip)
+  if rec then
+    local id = ip .. '#' .. redis.call('INCR', K.lease_seq)
+    redis.call('HSET', K.lease_data, id, ip .. '|' .. rec)
+    redis.call('HSET', K.lease_dl, id, 1)
+    redis.call('ZADD', K.leases, NOW + CFG.lease_ttl, id)
+    redis.call('HINCRBY', F.ip .. ip, 'inflight', 1)
+    redis.call('HSET', F.ip .. ip, 'last_start', NOW)
+    leases[#leases + 1] = {id, rec}
+    schedule_ip(ip)
+  else
+    settle(ip)
+  end
+end
+stat('queued', -#leases)
+stat('leased', #leases)
+refill()
+
+-- Hosts whose resolution is due: claimed for 30 s so one worker resolves each.
+local hosts = redis.call('ZRANGEBYSCORE', K.pending_hosts, '-inf', NOW, 'LIMIT', 0, 20)
+for _, host in ipairs(hosts) do
+  redis.call('ZADD', K.pending_hosts, NOW + 30, host)
+end
+
+local out = counters()
+out.leases, out.hosts = leases, hosts
+local top = redis.call('ZRANGE', K.ready, 0, 0, 'WITHSCORES')
+if top[2] then out.next_due = tonumber(top[2]) end
+local exp = redis.call('ZRANGE', K.leases, 0, 0, 'WITHSCORES')
+if exp[2] then out.next_expiry = tonumber(exp[2]) end
+return cjson.encode(out)

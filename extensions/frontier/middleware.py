@@ -1,0 +1,63 @@
+"""Downloader middleware that tells the frontier when a fetch ends, and how.
+
+It sits innermost (FRONTIER_DOWNLOADER_MIDDLEWARE order 950, past HttpCache at
+900), so it sees the raw outcome first: the status and Retry-After for backoff,
+and timeouts for quarantine, before retry or redirect middlewares act on them.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import time
+from typing import TYPE_CHECKING
+
+from twisted.internet.error import TCPTimedOutError, TimeoutError as TxTimeoutError
+
+if TYPE_CHECKING:
+    from scrapy import Request
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+    from extensions.frontier.scheduler import FrontierScheduler
+
+_TIMEOUTS = (TxTimeoutError, TCPTimedOutError, TimeoutError)
+
+
+def retry_after_seconds(value: bytes | None, now: float | None = None) -> float | None:
+    """Retry-After as seconds from now: delta-seconds or an HTTP-date (RFC 9110 10.2.3)."""
+    if not value:
+        return None
+    text = value.decode("latin-1").strip()
+    if text.isdigit():
+        return float(text)
+    try:
+        when = email.utils.parsedate_to_datetime(text).timestamp()
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when - (time.time() if now is None else now))
+
+
+class FrontierDownloaderMiddleware:
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> FrontierDownloaderMiddleware:
+        return cls(crawler)
+
+    def _scheduler(self) -> FrontierScheduler | None:
+        slot = getattr(self.crawler.engine, "_slot", None)
+        scheduler = getattr(slot, "scheduler", None)
+        return scheduler if hasattr(scheduler, "download_done") else None
+
+    def process_response(self, request: Request, response: Response) -> Response:
+        scheduler = self._scheduler()
+        if scheduler is not None:
+            retry_after = retry_after_seconds(response.headers.get(b"Retry-After"))
+            scheduler.download_done(request, response.status, retry_after)
+        return response
+
+    def process_exception(self, request: Request, exception: Exception) -> None:
+        scheduler = self._scheduler()
+        if scheduler is not None:
+            scheduler.download_done(request, timeout=isinstance(exception, _TIMEOUTS))

@@ -1,0 +1,107 @@
+"""Compact request records: what the frontier stores per queued URL.
+
+Not pickled Request objects: a JSON object with short keys that omits every
+default, so a plain link costs its URL plus a few bytes. Transient meta (the
+download slot, the lease, latency) is never stored: it belongs to one attempt.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import TYPE_CHECKING, Any
+
+from scrapy import Request
+
+if TYPE_CHECKING:
+    from scrapy import Spider
+
+# Meta keys that describe one attempt, not the request: recomputed on every lease.
+TRANSIENT_META = frozenset(
+    {
+        "download_slot",
+        "download_latency",
+        "frontier_lease",
+        "frontier_ip",
+        "depth",
+        "_scheme_proxy",
+    }
+)
+# Headers Scrapy's own middlewares add again when the request is re-created.
+_DERIVED_HEADERS = frozenset({b"Referer", b"Accept", b"Accept-Language", b"User-Agent"})
+
+
+class RecordError(ValueError):
+    """The request cannot be stored (a callback that is not a spider method, odd meta)."""
+
+
+def _method_name(spider: Spider, func: Any) -> str | None:
+    if func is None:
+        return None
+    name = getattr(func, "__name__", None)
+    if name and getattr(spider, name, None) == func:
+        return name
+    raise RecordError(f"callback {func!r} is not a method of spider {spider.name!r}")
+
+
+def encode_request(request: Request, spider: Spider, *, keep_referer: bool = False) -> str:
+    """The record for `request`: {"u": url, "d": depth, ...}, defaults omitted."""
+    record: dict[str, Any] = {"u": request.url}
+    depth = request.meta.get("depth", 0)
+    if depth:
+        record["d"] = depth
+    callback = _method_name(spider, request.callback)
+    if callback and callback != "parse":
+        record["cb"] = callback
+    errback = _method_name(spider, request.errback)
+    if errback:
+        record["eb"] = errback
+    if request.priority:
+        record["p"] = request.priority
+    if request.dont_filter:
+        record["df"] = 1
+    if request.method != "GET":
+        record["m"] = request.method
+    if request.body:
+        record["b"] = base64.b64encode(request.body).decode("ascii")
+    headers = _stored_headers(request, keep_referer)
+    if headers:
+        record["h"] = headers
+    meta = {k: v for k, v in request.meta.items() if k not in TRANSIENT_META}
+    if meta:
+        record["meta"] = meta
+    if request.cb_kwargs:
+        record["kw"] = request.cb_kwargs
+    try:
+        return json.dumps(record, separators=(",", ":"), ensure_ascii=False)
+    except (TypeError, ValueError) as exc:
+        raise RecordError(f"request {request.url} has meta that is not JSON: {exc}") from None
+
+
+def _stored_headers(request: Request, keep_referer: bool) -> dict[str, list[str]]:
+    headers: dict[str, list[str]] = {}
+    for name, values in request.headers.items():
+        if name in _DERIVED_HEADERS and not (keep_referer and name == b"Referer"):
+            continue
+        headers[name.decode("latin-1")] = [v.decode("latin-1") for v in values]
+    return headers
+
+
+def decode_request(raw: str | bytes, spider: Spider) -> Request:
+    """Rebuild the Request a record was made from (its transient meta is not in it)."""
+    record = json.loads(raw)
+    meta = dict(record.get("meta") or {})
+    meta["depth"] = record.get("d", 0)
+    errback = record.get("eb")
+    return Request(
+        record["u"],
+        callback=getattr(spider, record.get("cb", "parse")),
+        errback=getattr(spider, errback) if errback else None,
+        method=record.get("m", "GET"),
+        body=base64.b64decode(record["b"]) if "b" in record else None,
+        headers=record.get("h"),
+        priority=record.get("p", 0),
+        dont_filter=bool(record.get("df")),
+        meta=meta,
+        cb_kwargs=record.get("kw"),
+    )

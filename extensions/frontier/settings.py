@@ -1,0 +1,82 @@
+"""FRONTIER_* settings read and validated once, with errors that name the setting."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from scrapy.exceptions import NotConfigured
+
+from extensions.frontier.core import FrontierConfig
+
+if TYPE_CHECKING:
+    from scrapy.settings import BaseSettings
+
+
+@dataclass(frozen=True)
+class SchedulerSettings:
+    crawl_name: str  # '' = the spider's name
+    default_priority: int
+    keep_referer: bool
+    poll_interval: float
+    dns_retries: int
+    dns_cache_ttl: float
+    dns_timeout: float
+    max_redis_failures: int
+
+
+def _weights(settings: BaseSettings) -> tuple[int, ...]:
+    raw = settings.getlist("FRONTIER_PRIORITY_WEIGHTS", ["16", "8", "4", "2", "1"])
+    try:
+        return tuple(int(w) for w in raw)
+    except ValueError:
+        raise NotConfigured(
+            f"FRONTIER_PRIORITY_WEIGHTS must be whole numbers, one per priority: {raw!r}"
+        ) from None
+
+
+def frontier_config(settings: BaseSettings) -> FrontierConfig:
+    download_timeout = settings.getfloat("DOWNLOAD_TIMEOUT", 180)
+    lease_ttl = settings.getfloat("FRONTIER_LEASE_TTL", 0) or download_timeout + 60
+    if lease_ttl <= download_timeout:
+        raise NotConfigured(
+            f"FRONTIER_LEASE_TTL ({lease_ttl}) must exceed DOWNLOAD_TIMEOUT "
+            f"({download_timeout}), or a slow download would be handed out twice"
+        )
+    try:
+        return FrontierConfig(
+            delay=settings.getfloat("FRONTIER_DELAY", 1.0),
+            back_queues=settings.getint("FRONTIER_BACK_QUEUES", 1024),
+            ip_concurrency=settings.getint("FRONTIER_IP_CONCURRENCY", 1),
+            weights=_weights(settings),
+            lease_ttl=lease_ttl,
+            backoff_base=settings.getfloat("FRONTIER_BACKOFF_BASE", 5.0),
+            backoff_max=settings.getfloat("FRONTIER_BACKOFF_MAX", 600.0),
+            quarantine_after=settings.getint("FRONTIER_QUARANTINE_AFTER", 5),
+            quarantine_s=settings.getfloat("FRONTIER_QUARANTINE_S", 600.0),
+            adaptive_factor=settings.getfloat("FRONTIER_ADAPTIVE_DELAY_FACTOR", 0.0),
+        )
+    except ValueError as exc:
+        raise NotConfigured(str(exc)) from None
+
+
+def scheduler_settings(settings: BaseSettings, priorities: int) -> SchedulerSettings:
+    default_priority = settings.getint("FRONTIER_DEFAULT_PRIORITY", 2)
+    if not 0 <= default_priority < priorities:
+        raise NotConfigured(
+            f"FRONTIER_DEFAULT_PRIORITY ({default_priority}) must be a front queue, "
+            f"0..{priorities - 1}"
+        )
+    poll = settings.getfloat("FRONTIER_POLL_INTERVAL", 1.0)
+    if poll <= 0:
+        raise NotConfigured(f"FRONTIER_POLL_INTERVAL ({poll}) must be > 0 seconds")
+    return SchedulerSettings(
+        crawl_name=settings.get("FRONTIER_CRAWL_NAME") or "",
+        default_priority=default_priority,
+        keep_referer=settings.getbool("FRONTIER_KEEP_REFERER", False),
+        poll_interval=poll,
+        dns_retries=settings.getint("FRONTIER_DNS_RETRIES", 3),
+        dns_cache_ttl=settings.getfloat("DNS_CACHE_TTL", 3600.0),
+        dns_timeout=settings.getfloat("DNS_TIMEOUT", 60.0),
+        max_redis_failures=settings.getint("FRONTIER_MAX_REDIS_FAILURES", 10),
+    )

@@ -1,0 +1,173 @@
+"""Pure URL filters: scheme/length/depth/query/repetition checks, trap keys, block rules.
+
+Per-host budgets, per-pattern counters and the live blocklist need shared state (Redis)
+and live elsewhere; this module only computes reasons and keys. URLs are expected to be
+canonical (see :mod:`extensions.urls`), but nothing here fails on a non-canonical one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+
+__all__ = ["BlockRules", "UrlFilter", "compile_block_rules", "host_of", "trap_pattern"]
+
+# scheme, authority, path, query of an absolute URL (fragment ignored).
+_URL_RE = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*)://([^/?#]*)([^?#]*)(?:\?([^#]*))?")
+_DIGITS = re.compile(r"[0-9]+")
+# Long hex runs (hashes, UUID parts, session tokens) vary per URL like numbers do.
+# Needs a digit and a letter a-f, so long dates like 2024-01-05-12-30-45 stay <N>-<N>-...
+_HEX_TOKEN = re.compile(
+    r"(?<![0-9A-Za-z])(?=[0-9a-fA-F-]*[0-9])(?=[0-9a-fA-F-]*[a-fA-F])[0-9a-fA-F-]{16,}(?![0-9A-Za-z])"
+)
+
+
+def host_of(url: str) -> str:
+    """Lower-cased host of ``url`` without userinfo, port or trailing dot; "" if none.
+
+    IPv6 literals keep their brackets (``[::1]``) so the result is also a valid netloc.
+    """
+    match = _URL_RE.match(url)
+    if match is None:
+        return ""
+    hostport = match.group(2).rpartition("@")[2]
+    if hostport.startswith("["):
+        return hostport[: hostport.find("]") + 1].lower()
+    return hostport.partition(":")[0].lower().rstrip(".")
+
+
+def trap_pattern(url: str) -> str:
+    """The numeric "shape" of ``url``, used as a per-host counter key to cap crawler traps.
+
+    ``http://h/calendar/2024/01?page=3`` -> ``http://h/calendar/<N>/<N>?page=<N>``. Scheme
+    and host are kept verbatim (a numeric IP host stays distinct); long hex tokens become
+    ``<H>`` before digit runs become ``<N>``.
+    """
+    match = _URL_RE.match(url)
+    if match is None:
+        return _DIGITS.sub("<N>", _HEX_TOKEN.sub("<H>", url))
+    head, tail = url[: match.end(2)], url[match.end(2) :]
+    return head + _DIGITS.sub("<N>", _HEX_TOKEN.sub("<H>", tail))
+
+
+class UrlFilter:
+    """Stateless admission checks; each limit may be None to disable it."""
+
+    def __init__(
+        self,
+        allowed_schemes: Iterable[str] = ("http", "https"),
+        max_url_length: int | None = 1000,
+        max_depth: int | None = 16,
+        max_query_params: int | None = 16,
+        max_repeated_segments: int | None = 3,
+    ) -> None:
+        self.allowed_schemes = frozenset(s.lower() for s in allowed_schemes)
+        self.max_url_length = max_url_length
+        self.max_depth = max_depth
+        self.max_query_params = max_query_params
+        self.max_repeated_segments = max_repeated_segments
+
+    def check(self, url: str, depth: int) -> str | None:
+        """Reason code why ``url`` (found at ``depth``) must be skipped, or None if allowed.
+
+        Codes: "scheme", "length", "depth", "query_params", "repeated_segments".
+        """
+        match = _URL_RE.match(url)
+        if match is None or match.group(1).lower() not in self.allowed_schemes:
+            return "scheme"
+        if self.max_url_length is not None and len(url) > self.max_url_length:
+            return "length"
+        if self.max_depth is not None and depth > self.max_depth:
+            return "depth"
+        query = match.group(4)
+        limit = self.max_query_params
+        if limit is not None and query and sum(1 for p in query.split("&") if p) > limit:
+            return "query_params"
+        if self.max_repeated_segments is not None and self._repeats(match.group(3)):
+            return "repeated_segments"
+        return None
+
+    def _repeats(self, path: str) -> bool:
+        """A segment occurring more than N times anywhere in the path (``/a/b/a/b/a/b/a/b``)."""
+        limit = self.max_repeated_segments
+        assert limit is not None
+        segments = [s for s in path.split("/") if s]
+        if len(segments) <= limit:
+            return False
+        return max(Counter(segments).values()) > limit
+
+
+class BlockRules:
+    """Compiled block rules; :meth:`match` returns the first matching rule line or None."""
+
+    def __init__(self, hosts: dict[str, str], patterns: list[tuple[re.Pattern[str], str, bool]]):
+        self._hosts = hosts  # host suffix -> rule line
+        self._patterns = patterns  # (regex, rule line, match without "scheme://")
+
+    def __len__(self) -> int:
+        return len(self._hosts) + len(self._patterns)
+
+    def match(self, url: str) -> str | None:
+        if self._hosts:
+            host = host_of(url)
+            while host:  # the host, then each parent domain
+                rule = self._hosts.get(host)
+                if rule is not None:
+                    return rule
+                host = host.partition(".")[2]
+        if self._patterns:
+            _, sep, rest = url.partition("://")
+            schemeless = rest if sep else url
+            for regex, line, strip_scheme in self._patterns:
+                if regex.search(schemeless if strip_scheme else url):
+                    return line
+        return None
+
+
+def _glob_to_regex(glob: str) -> str:
+    """``*`` stays inside the host part before the first "/", so ``*.example.org/*``
+    cannot match ``evil.com/x.example.org/``; ``?`` is one character."""
+    slash = glob.find("/")
+    host_part, rest = (glob, "") if slash < 0 else (glob[:slash], glob[slash:])
+    parts = ["^"]
+    for text, star, one in ((host_part, "[^/]*", "[^/]"), (rest, ".*", ".")):
+        parts.extend(star if c == "*" else one if c == "?" else re.escape(c) for c in text)
+    parts.append("$")
+    return "".join(parts)
+
+
+def compile_block_rules(lines: Iterable[str]) -> BlockRules:
+    """Compile block rules, one per line; blank lines and ``#`` comments are skipped.
+
+    - ``host:example.com`` blocks the host and all its subdomains;
+    - ``re:<regex>`` is searched in the full URL;
+    - anything else is a glob matched against the whole URL without ``scheme://``
+      (or with it, if the glob itself contains ``://``).
+
+    Raises ValueError naming the line for an invalid regex or an empty host rule.
+    """
+    hosts: dict[str, str] = {}
+    patterns: list[tuple[re.Pattern[str], str, bool]] = []
+    for raw in lines:
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("host:"):
+            host = line[5:].strip().lower().rstrip(".")
+            if not host.isascii():
+                try:  # compare with canonical (punycode) hosts
+                    host = host.encode("idna").decode("ascii")
+                except UnicodeError as exc:
+                    raise ValueError(f"invalid block rule {line!r}: {exc}") from exc
+            if not host:
+                raise ValueError(f"invalid block rule {line!r}: empty host")
+            hosts.setdefault(host, line)
+        elif line.startswith("re:"):
+            try:
+                patterns.append((re.compile(line[3:]), line, False))
+            except re.error as exc:
+                raise ValueError(f"invalid block rule {line!r}: {exc}") from exc
+        else:
+            patterns.append((re.compile(_glob_to_regex(line)), line, "://" not in line))
+    return BlockRules(hosts, patterns)

@@ -1,0 +1,369 @@
+"""Deterministic site generation for the local test web (pure: no sockets, no files).
+
+``Site(spec, port)`` answers "what does host H serve at path P" (``route``/``respond``)
+and "which URLs should a polite, trap-guarded crawler fetch" (``pages``). Content and
+links come from RNGs seeded on (spec.seed, host, path), so bytes are identical across
+runs for the same port. Each host has a small regex route table so new behaviours
+(feeds, sitemaps, slow endpoints...) are one extra row, not a rewrite.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import posixpath
+import random
+import re
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from protego import Protego
+
+from .spec import HostSpec, StatusOverride, WebSpec, assign_ips
+
+TRAP_ENTRIES = ("/calendar/2024/01", "/trap/a")
+LAST_MODIFIED = "Mon, 01 Jan 2024 00:00:00 GMT"
+UTM_QUERY = "utm_source=x&utm_medium=y"
+_WORD_TEXT = (
+    "crawler frontier polite fetch robots queue host address latency budget delay "
+    "archive river mountain signal garden lantern harbor meadow copper violet orbit "
+    "thunder pebble canyon velvet ember glacier willow falcon quartz meridian saffron "
+    "tundra beacon cobalt prairie nectar summit drift marble lagoon cinder aurora fern "
+    "the a of and to in is that for on with as by at from quietly slowly often never "
+    "always carefully gently bright hidden ancient modern distant"
+)
+WORDS = tuple(_WORD_TEXT.split())
+
+
+@dataclass(frozen=True)
+class Link:
+    target: str  # absolute URL the href resolves to (what Scrapy/browsers compute)
+    href: str  # attribute text as written in the HTML
+
+
+@dataclass(frozen=True)
+class Route:
+    """Abstract resource: enough to render it and to walk the link graph."""
+
+    kind: str  # page | trap | redirect | robots | missing | override
+    status: int = 200
+    title: str = ""
+    links: tuple[Link, ...] = ()
+    location: str | None = None
+    base_href: str | None = None
+    body: bytes | None = None  # fixed body (robots, errors); pages render lazily
+    headers: tuple[tuple[str, str], ...] = ()
+    size_kb: int = 0  # > 0: pad the rendered body with prose to about this size
+
+
+@dataclass(frozen=True)
+class Response:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+
+Handler = Callable[[HostSpec, re.Match[str]], Route | None]
+
+
+def _rng(*parts: object) -> random.Random:
+    # hashlib, not hash(): str hashing is randomised per process.
+    digest = hashlib.sha256("|".join(map(str, parts)).encode()).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+def normalize(url: str) -> str:
+    """Drop the fragment and utm_* parameters: the aliases a crawler should collapse."""
+    parts = urlsplit(url)
+    query = [(k, v) for k, v in parse_qsl(parts.query, True) if not k.startswith("utm_")]
+    return urlunsplit((parts.scheme, parts.netloc, parts.path or "/", urlencode(query), ""))
+
+
+class Site:
+    """The generated web for one spec bound to one port."""
+
+    def __init__(self, spec: WebSpec, port: int) -> None:
+        self.spec = spec
+        self.port = port
+        self.hosts = assign_ips(spec)
+        self._specs = {h.name: h for h in spec.hosts}
+        self._names = [h.name for h in spec.hosts]
+        self._index = {name: i for i, name in enumerate(self._names)}
+        self._tables = {h.name: self._route_table(h) for h in spec.hosts}
+
+    # ---- addressing --------------------------------------------------------------
+    def url(self, host: str, path: str = "/") -> str:
+        return f"http://{host}:{self.port}{path}"
+
+    def seeds(self) -> list[str]:
+        return [self.url(name) for name in self._names]
+
+    def latency(self, host: str) -> float:
+        spec = self._specs.get(host)
+        return spec.latency_ms / 1000.0 if spec else 0.0
+
+    def trap_prefixes(self) -> list[str]:
+        return [
+            self.url(h.name, prefix)
+            for h in self.spec.hosts
+            if h.trap
+            for prefix in ("/calendar/", "/trap/")
+        ]
+
+    # ---- routing -----------------------------------------------------------------
+    def _route_table(self, h: HostSpec) -> list[tuple[re.Pattern[str], Handler]]:
+        table: list[tuple[str, Handler]] = [
+            (r"/", lambda h, m: self._page(h, "/")),
+            (r"/page/(\d+)", self._numbered_page),
+            (r"/robots\.txt", lambda h, m: self._robots(h)),
+        ]
+        if h.redirect:
+            table.append((r"/old", lambda h, m: self._redirect(h, "old")))
+            table.append((r"/elsewhere", lambda h, m: self._redirect(h, "elsewhere")))
+        if h.private:
+            table.append((r"/private/secret", lambda h, m: self._page(h, m.group(0))))
+        if h.large_body_kb > 0:
+            table.append((r"/large", lambda h, m: self._page(h, "/large")))
+        if h.trap:
+            table.append((r"/calendar/(\d{4})/(\d{2})", self._calendar))
+            table.append((r"/trap(?:/a)+", self._deep_trap))
+        return [(re.compile(pattern), handler) for pattern, handler in table]
+
+    def route(self, host: str, path: str) -> Route:
+        """Resolve ``path`` (query ignored: aliases serve the same page) on ``host``."""
+        spec = self._specs.get(host)
+        if spec is None:
+            return Route("missing", 404, body=b"unknown host\n")
+        bare = urlsplit(path).path or "/"
+        override = _override(spec, path)
+        if override and override[2] is None:  # permanent: part of the link graph
+            status, headers, _ = override
+            return Route(
+                "override",
+                status,
+                headers=tuple(headers.items()),
+                location=headers.get("Location"),
+                body=f"status {status}\n".encode(),
+            )
+        for pattern, handler in self._tables[host]:
+            match = pattern.fullmatch(bare)
+            if match and (found := handler(spec, match)) is not None:
+                return found
+        return Route("missing", 404, body=b"not found\n")
+
+    def respond(self, host: str, path: str, hit: int = 0) -> Response:
+        """Bytes to send; ``hit`` = earlier requests of this (host, path) for overrides."""
+        spec = self._specs.get(host)
+        override = _override(spec, path) if spec is not None else None
+        if override and override[2] is not None and hit < override[2]:  # transient failure
+            status, headers, _ = override
+            return Response(status, _text_headers(headers), f"status {status}\n".encode())
+        route = self.route(host, path)
+        headers = dict(route.headers)
+        if route.location:
+            headers["Location"] = route.location
+        if route.body is not None:
+            return Response(route.status, {**_text_headers({}), **headers}, route.body)
+        body = self._render(host, path, route)
+        headers["Content-Type"] = "text/html; charset=utf-8"
+        if spec is not None and spec.validators:
+            headers["ETag"] = '"' + hashlib.sha1(body).hexdigest()[:16] + '"'
+            headers["Last-Modified"] = LAST_MODIFIED
+        return Response(route.status, headers, body)
+
+    # ---- route handlers ----------------------------------------------------------
+    def _numbered_page(self, h: HostSpec, m: re.Match[str]) -> Route | None:
+        n = int(m.group(1))
+        # Reject /page/01 too: one canonical spelling per page keeps `pages` exact.
+        return self._page(h, m.group(0)) if 1 <= n <= h.pages and str(n) == m.group(1) else None
+
+    def _robots(self, h: HostSpec) -> Route:
+        if h.robots is None:
+            return Route("missing", 404, body=b"no robots.txt\n")
+        if isinstance(h.robots, int):
+            retry = (("Retry-After", "1"),) if h.robots in (429, 503) else ()
+            return Route("robots", h.robots, body=b"robots unavailable\n", headers=retry)
+        return Route("robots", 200, body=h.robots.encode(), headers=_plain())
+
+    def _redirect(self, h: HostSpec, which: str) -> Route:
+        if which == "old" or len(self._names) == 1:
+            target = self.url(h.name, "/page/1" if h.pages else "/")
+            return Route("redirect", 301, location=target, body=b"moved\n")
+        other = self._names[(self._index[h.name] + 1) % len(self._names)]
+        return Route("redirect", 302, location=self.url(other), body=b"found\n")
+
+    def _calendar(self, h: HostSpec, m: re.Match[str]) -> Route | None:
+        year, month = int(m.group(1)), int(m.group(2))
+        if not 1 <= month <= 12:
+            return None
+        nxt = (year + month // 12, month % 12 + 1)
+        month_path = f"{nxt[0]:04d}/{nxt[1]:02d}"
+        links = (
+            Link(self.url(h.name, f"/calendar/{month_path}"), f"../{month_path}"),
+            Link(self.url(h.name), "/"),
+        )
+        return Route("trap", title=f"Calendar {year:04d}-{month:02d}", links=links)
+
+    def _deep_trap(self, h: HostSpec, m: re.Match[str]) -> Route:
+        # Relative "a/a" from /trap/a/.../a resolves one level deeper, forever.
+        deeper = self.url(h.name, m.group(0) + "/a")
+        title = f"Trap depth {m.group(0).count('/a')}"
+        return Route("trap", title=title, links=(Link(deeper, "a/a"),))
+
+    def _page(self, h: HostSpec, path: str) -> Route:
+        rng = _rng(self.spec.seed, "links", h.name, path)
+        targets = self._root_targets(h, rng) if path == "/" else self._page_targets(h, path, rng)
+        use_base = path != "/" and rng.random() < 0.3
+        base_dir = "/" if use_base else posixpath.dirname(path).rstrip("/") + "/"
+        links = tuple(
+            Link(self.url(host or h.name, p), _href(self, h, host, p, base_dir, rng))
+            for host, p in targets
+        )
+        title = f"{h.name} {path}"
+        base = self.url(h.name) if use_base else None
+        size = h.large_body_kb if path == "/large" else 0
+        return Route("page", title=title, links=links, base_href=base, size_kb=size)
+
+    # ---- link targets: (other_host or "", path) ----------------------------------
+    def _root_targets(self, h: HostSpec, rng: random.Random) -> list[tuple[str, str]]:
+        out = [("", f"/page/{n}") for n in range(1, min(h.pages, 5) + 1)]
+        if h.trap:
+            out += [("", p) for p in TRAP_ENTRIES]
+        if h.redirect:
+            out += [("", "/old"), ("", "/elsewhere")]
+        if h.private:
+            out.append(("", "/private/secret"))
+        if h.large_body_kb > 0:
+            out.append(("", "/large"))
+        if h.utm_alias and h.pages:
+            out.append(("", f"/page/1?{UTM_QUERY}"))
+        if len(self._names) > 1:  # ring of roots + one random cross-host page
+            out.append((self._names[(self._index[h.name] + 1) % len(self._names)], "/"))
+            out.append(self._cross_target(h, rng))
+        return out
+
+    def _page_targets(self, h: HostSpec, path: str, rng: random.Random) -> list[tuple[str, str]]:
+        m = re.fullmatch(r"/page/(\d+)", path)
+        n = int(m.group(1)) if m else 0
+        out = [("", "/")]
+        if m and n < h.pages:
+            out.append(("", f"/page/{n + 1}"))  # the chain that makes every page reachable
+        out += [("", f"/page/{rng.randint(1, h.pages)}") for _ in range(3) if h.pages]
+        if h.pages and rng.random() < 0.3:
+            out.append(("", f"/page/{rng.randint(1, h.pages)}#section-2"))
+        if h.utm_alias and n and n % 4 == 0:
+            out.append(("", f"/page/1?{UTM_QUERY}"))
+        if len(self._names) > 1 and rng.random() < 0.4:
+            out.append(self._cross_target(h, rng))
+        return out
+
+    def _cross_target(self, h: HostSpec, rng: random.Random) -> tuple[str, str]:
+        # Index arithmetic instead of filtering the name list: O(1) for 1000s of hosts.
+        i = rng.randrange(len(self._names) - 1)
+        other = self._names[i + 1 if i >= self._index[h.name] else i]
+        pages = self._specs[other].pages
+        return (other, f"/page/{rng.randint(1, pages)}" if pages else "/")
+
+    # ---- rendering ---------------------------------------------------------------
+    def _render(self, host: str, path: str, route: Route) -> bytes:
+        rng = _rng(self.spec.seed, "prose", host, urlsplit(path).path)
+        paragraphs = [_sentence(rng, rng.randint(30, 60)) for _ in range(rng.randint(2, 4))]
+        if route.size_kb:
+            while sum(map(len, paragraphs)) < route.size_kb * 1024:
+                paragraphs.append(_sentence(rng, 80))
+        title = html.escape(f"{route.title}: {_sentence(rng, 3)}")
+        base = f'<base href="{html.escape(route.base_href)}">' if route.base_href else ""
+        items = "".join(
+            f'<li><a href="{html.escape(link.href)}">{html.escape(_sentence(rng, 2))}</a></li>\n'
+            for link in route.links
+        )
+        prose = "".join(f"<p>{html.escape(p)}</p>\n" for p in paragraphs)
+        doc = (
+            f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{title}</title>{base}'
+            f"</head>\n<body><h1>{title}</h1>\n{prose}<ul>\n{items}</ul></body></html>\n"
+        )
+        return doc.encode()
+
+    # ---- what a polite crawler should fetch ----------------------------------------
+    def pages(self) -> list[str]:
+        """BFS from the seeds over normalised links, obeying robots and guarding traps.
+
+        Redirects are followed but not listed; trap pages are listed only when linked
+        from a non-trap page (the entry), and links out of trap pages are not followed.
+        """
+        robots = {name: self._robots_checker(self._specs[name]) for name in self._names}
+        prefix = "http://"
+        seen: set[str] = set()
+        queue = deque(self.seeds())
+        result: list[str] = []
+        while queue:
+            url = queue.popleft()
+            if "#" in url or "?" in url:  # fast path: most links are already canonical
+                url = normalize(url)
+            if url in seen:
+                continue
+            seen.add(url)
+            # Cheap split: every internal URL is spelled http://host:port/path by url().
+            netloc, _, path = url.removeprefix(prefix).partition("/")
+            host, _, port = netloc.partition(":")
+            if not url.startswith(prefix) or host not in robots or port != str(self.port):
+                continue
+            if not robots[host](url):
+                continue
+            route = self.route(host, "/" + path)
+            if route.location and 300 <= route.status < 400:
+                queue.append(route.location)
+            elif route.kind in ("page", "trap") and route.status == 200:
+                result.append(url)
+                if route.kind == "page":
+                    queue.extend(link.target for link in route.links)
+        return result
+
+    @staticmethod
+    def _robots_checker(h: HostSpec) -> Callable[[str], bool]:
+        # RFC 9309: 4xx robots = no rules; unreachable (5xx, and 429 like Google) = disallow all.
+        if isinstance(h.robots, int):
+            no_rules = 400 <= h.robots < 500 and h.robots != 429
+            return lambda url: no_rules
+        if h.robots is None:
+            return lambda url: True
+        parser = Protego.parse(h.robots)
+        return lambda url: bool(parser.can_fetch(url, "*"))
+
+
+def _href(site: Site, h: HostSpec, host: str, path: str, base_dir: str, rng: random.Random) -> str:
+    """Spell a link the way real sites mix styles: absolute, root-relative, relative, ../."""
+    if host:
+        return site.url(host, path)  # cross-host links must be absolute
+    style = rng.choice(("absolute", "root", "relative", "dotdot"))
+    if style == "absolute":
+        return site.url(h.name, path)
+    if style == "root" or path == "/" or "?" in path:
+        return path
+    depth = base_dir.strip("/").count("/") + 1 if base_dir != "/" else 0
+    if style == "dotdot" and depth:
+        return "../" * depth + path.lstrip("/")
+    frag = path.find("#")
+    bare, tail = (path, "") if frag < 0 else (path[:frag], path[frag:])
+    return posixpath.relpath(bare, base_dir) + tail
+
+
+def _override(spec: HostSpec, path: str) -> StatusOverride | None:
+    # Exact path-with-query first, so "/x?a=1" can fail while "/x" works.
+    overrides = spec.status_overrides
+    return overrides.get(path) or overrides.get(urlsplit(path).path or "/")
+
+
+def _sentence(rng: random.Random, n_words: int) -> str:
+    words = [rng.choice(WORDS) for _ in range(n_words)]
+    return " ".join(words).capitalize() + "."
+
+
+def _text_headers(extra: dict[str, str]) -> dict[str, str]:
+    return {"Content-Type": "text/plain; charset=utf-8", **extra}
+
+
+def _plain() -> tuple[tuple[str, str], ...]:
+    return (("Content-Type", "text/plain; charset=utf-8"),)

@@ -1,0 +1,206 @@
+"""Declarative description of the local test web (what hosts exist and how they behave).
+
+Pure data: no I/O beyond optional JSON (de)serialisation helpers. Kept apart from
+``sites.py`` so the page generator stays small and the spec can be built by tests,
+benchmarks and the CLI without pulling in rendering code.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+LOOPBACK = ipaddress.ip_network("127.0.0.0/8")
+DEFAULT_BASE_IP = "127.0.10.1"
+
+# A status override is ``[status, headers]`` or ``[status, headers, times]``: the first
+# ``times`` requests of that path get the override (None/absent = every request).
+StatusOverride = tuple[int, dict[str, str], int | None]
+
+
+@dataclass
+class HostSpec:
+    """One virtual host (hostname) of the test web."""
+
+    name: str
+    # Hosts with equal ip_group share one address (shared hosting); None = own group.
+    ip_group: str | None = None
+    pages: int = 10
+    # Artificial delay before every response: models remote fetch time.
+    latency_ms: float = 0.0
+    # robots.txt body, None for a 404, or an int status (e.g. 500/503) for a failing robots.
+    robots: str | int | None = "User-agent: *\nAllow: /\n"
+    trap: bool = False
+    redirect: bool = False
+    utm_alias: bool = False
+    # A linked /private/secret page (pair with a robots.txt disallowing /private/).
+    private: bool = False
+    # Pages carry ETag/Last-Modified and the server answers conditional requests with 304.
+    validators: bool = False
+    # > 0: a linked /large page whose body is about this many KiB.
+    large_body_kb: int = 0
+    status_overrides: dict[str, StatusOverride] = field(default_factory=dict)
+
+    @property
+    def group(self) -> str:
+        return self.ip_group if self.ip_group is not None else f"host:{self.name}"
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> HostSpec:
+        known = {f.name for f in fields(cls)}
+        unknown = set(data) - known
+        if unknown:
+            raise ValueError(f"unknown host spec keys: {sorted(unknown)}")
+        kwargs = dict(data)
+        overrides = kwargs.pop("status_overrides", None) or {}
+        spec = cls(**kwargs)
+        spec.status_overrides = {p: _parse_override(v) for p, v in overrides.items()}
+        return spec
+
+
+def _parse_override(value: Any) -> StatusOverride:
+    # JSON gives lists; accept [status], [status, headers] and [status, headers, times].
+    items = list(value) if isinstance(value, list | tuple) else [value]
+    status = int(items[0])
+    headers = {str(k): str(v) for k, v in (items[1] if len(items) > 1 else {}).items()}
+    times = items[2] if len(items) > 2 else None
+    return (status, headers, None if times is None else int(times))
+
+
+@dataclass
+class WebSpec:
+    """The whole test web: hosts, their address assignment base and the content seed."""
+
+    hosts: list[HostSpec] = field(default_factory=list)
+    base_ip: str = DEFAULT_BASE_IP
+    # Seed for the deterministic prose/link generator (same seed -> same bytes).
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        names = [h.name for h in self.hosts]
+        if len(names) != len(set(names)):
+            raise ValueError("duplicate host names in spec")
+
+    # ---- (de)serialisation -------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> WebSpec:
+        hosts = [HostSpec.from_dict(h) for h in data.get("hosts", [])]
+        return cls(
+            hosts=hosts,
+            base_ip=data.get("base_ip", DEFAULT_BASE_IP),
+            seed=int(data.get("seed", 0)),
+        )
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> WebSpec:
+        return cls.from_dict(json.loads(text))
+
+    @classmethod
+    def load(cls, path: str | Path) -> WebSpec:
+        return cls.from_json(Path(path).read_text(encoding="utf-8"))
+
+    # ---- ready-made webs ---------------------------------------------------------
+    @classmethod
+    def demo(cls) -> WebSpec:
+        """8 hostnames on 5 IPs exercising traps, redirects, aliases and robots rules."""
+        allow = "User-agent: *\nAllow: /\n"
+        hosts = [
+            # Two hostnames sharing one IP.
+            HostSpec("alpha.test", "shared2", pages=20, redirect=True, robots=allow),
+            HostSpec("beta.test", "shared2", pages=15, utm_alias=True, robots=allow),
+            # Three hostnames sharing one IP.
+            HostSpec(
+                "gamma.test",
+                "shared3",
+                pages=25,
+                private=True,
+                utm_alias=True,
+                robots="User-agent: *\nDisallow: /private/\n",
+            ),
+            HostSpec("delta.test", "shared3", pages=10, robots="User-agent: *\nCrawl-delay: 1\n"),
+            HostSpec("epsilon.test", "shared3", pages=12, robots=allow),
+            HostSpec("zeta.test", pages=18, trap=True, robots=allow),
+            HostSpec("eta.test", pages=30, robots=None),
+            HostSpec("theta.test", pages=14, latency_ms=20, validators=True, robots=allow),
+        ]
+        return cls(hosts=hosts)
+
+    @classmethod
+    def many(
+        cls,
+        n_hosts: int,
+        pages_per_host: int,
+        ips: int | None = None,
+        latency_ms: float = 0.0,
+        skew: float | None = None,
+    ) -> WebSpec:
+        """Benchmark web: ``n_hosts`` hosts spread round-robin over ``ips`` addresses.
+
+        ``skew`` is a Zipf exponent: host i gets pages proportional to 1/(i+1)**skew,
+        keeping the total near ``n_hosts * pages_per_host`` (each host has >= 1 page).
+        """
+        if n_hosts < 1 or pages_per_host < 1:
+            raise ValueError("n_hosts and pages_per_host must be >= 1")
+        n_ips = n_hosts if ips is None else max(1, min(ips, n_hosts))
+        sizes = _host_sizes(n_hosts, pages_per_host, skew)
+        hosts = [
+            HostSpec(
+                f"h{i:04d}.test",
+                ip_group=f"ip{i % n_ips}",
+                pages=sizes[i],
+                latency_ms=latency_ms,
+            )
+            for i in range(n_hosts)
+        ]
+        return cls(hosts=hosts)
+
+    @classmethod
+    def shared_ip(cls, n_hosts: int, pages: int, latency_ms: float = 0.0) -> WebSpec:
+        """``n_hosts`` hostnames all served from ONE address (per-IP politeness tests)."""
+        hosts = [
+            HostSpec(f"s{i:03d}.test", ip_group="one", pages=pages, latency_ms=latency_ms)
+            for i in range(n_hosts)
+        ]
+        return cls(hosts=hosts)
+
+
+def _host_sizes(n_hosts: int, per_host: int, skew: float | None) -> list[int]:
+    if not skew:
+        return [per_host] * n_hosts
+    weights = [1.0 / (i + 1) ** skew for i in range(n_hosts)]
+    total = n_hosts * per_host
+    scale = total / sum(weights)
+    return [max(1, round(w * scale)) for w in weights]
+
+
+def assign_ips(spec: WebSpec) -> dict[str, str]:
+    """Map hostname -> 127.x address; distinct ip_groups get consecutive addresses.
+
+    Addresses ending in .0 or .255 are skipped when rolling into the next /24 so no
+    host sits on a network/broadcast-looking address (confusing in logs and tools).
+    """
+    base = ipaddress.ip_address(spec.base_ip)
+    if base not in LOOPBACK:
+        raise ValueError(f"base_ip {spec.base_ip} is not in 127.0.0.0/8")
+    group_ip: dict[str, str] = {}
+    current = int(base)
+    for host in spec.hosts:
+        if host.group in group_ip:
+            continue
+        while current & 0xFF in (0, 255):
+            current += 1
+        addr = ipaddress.ip_address(current)
+        if addr not in LOOPBACK:
+            raise ValueError("ran out of 127.0.0.0/8 addresses")
+        group_ip[host.group] = str(addr)
+        current += 1
+    return {h.name: group_ip[h.group] for h in spec.hosts}
