@@ -84,13 +84,13 @@ class HostsMapResolver:
     def install_on_reactor(self) -> None:
         self.reactor.installNameResolver(self)
 
-    def resolveHostName(  # noqa: N802  (Twisted interface name)
+    def resolveHostName(
         self,
-        resolutionReceiver: IResolutionReceiver,  # noqa: N803
-        hostName: str,  # noqa: N803
-        portNumber: int = 0,  # noqa: N803
-        addressTypes: Sequence[type[IAddress]] | None = None,  # noqa: N803
-        transportSemantics: str = "TCP",  # noqa: N803
+        resolutionReceiver: IResolutionReceiver,
+        hostName: str,
+        portNumber: int = 0,
+        addressTypes: Sequence[type[IAddress]] | None = None,
+        transportSemantics: str = "TCP",
     ) -> IHostResolution:
         pinned = self.hosts_map.get(hostName.lower().rstrip("."))
         if pinned is None:
@@ -131,7 +131,7 @@ class HostResolver:
         ip = self.cached(host)
         if ip is not None:
             return ip
-        from twisted.internet import reactor  # noqa: PLC0415  (the running reactor)
+        from twisted.internet import reactor
 
         ip = await maybe_deferred_to_future(reactor.resolve(host, timeout=(self.timeout,)))
         self._cache[host] = (ip, time.monotonic() + self.ttl)

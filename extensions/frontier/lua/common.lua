@@ -107,15 +107,18 @@ local function route(ip, prio, rec)
   end
 end
 
--- After a fetch or a reclaimed lease: reschedule the IP, or recycle its back
--- queue when drained (its politeness state in F.ip stays: invariant 3).
+-- After a fetch, a drop or a reclaimed lease: the IP keeps its back queue and
+-- goes back on the ready heap at next_fetch_at even when drained. The back queue
+-- is recycled only when the IP comes due with nothing queued (see lease.lua),
+-- so a slot stays busy for the whole fetch + delay period, as in Mercator.
 local function settle(ip)
-  if redis.call('LLEN', F.bq .. ip) > 0 then
-    schedule_ip(ip)
-    return
-  end
+  schedule_ip(ip)
+end
+
+-- An IP came due with an empty back queue: give the back queue to another IP.
+-- Its politeness state in F.ip stays (invariant 3).
+local function recycle(ip)
   if num(redis.call('HGET', F.ip .. ip, 'inflight'), 0) > 0 then return end
-  redis.call('ZREM', K.ready, ip)
   if redis.call('SREM', K.active, ip) == 1 then refill() end
 end
 

@@ -1,0 +1,38 @@
+"""Session fixtures: one real redis-server (the project's embedded Redis) for tests."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+from extensions.redis_conn import EmbeddedRedis, find_redis_server
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """URL of a redis-server on a free loopback port, stopped (by PID) at session end."""
+    server = EmbeddedRedis(data_dir=tmp_path_factory.mktemp("redis"), binary=find_redis_server())
+    server.start()
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def redis_client(redis_url: str) -> Iterator[redis.Redis]:
+    """A client on a flushed database: every test starts from an empty Redis."""
+    client = redis.Redis.from_url(redis_url)
+    client.flushall()
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    path = tmp_path / "crawl"
+    path.mkdir()
+    return path
