@@ -1,0 +1,166 @@
+"""Benchmark near-duplicate detection (run by hand, prints numbers).
+
+    .venv/bin/python bench/bench_neardup.py [--n 1000000] [--probes 2000]
+
+1. visible_text and fingerprint throughput on ~10 KB HTML pages (corpus prose).
+2. SimhashIndex with N fingerprints in a redis-server started here on a unix
+   socket (no TCP port), stopped by PID at the end: bulk-load time, memory,
+   probe / check_and_add latency p50/p99, for uniform random fingerprints and
+   for a templated corpus (fingerprints clustered around shared templates).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+import redis
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from extensions.neardup import DEFAULT_MAX_DISTANCE, fingerprint
+from extensions.neardup_index import SimhashIndex
+from extensions.text import visible_text
+from tests.corpus import neardup_corpus
+
+
+@contextmanager
+def redis_server() -> Iterator[redis.Redis]:
+    tmp = Path(tempfile.mkdtemp(prefix="bench-neardup-"))
+    sock = str(tmp / "redis.sock")
+    binary = Path(sys.executable).with_name("redis-server")
+    argv = [str(binary), "--port", "0", "--unixsocket", sock, "--save", "",
+            "--appendonly", "no", "--dir", str(tmp)]  # fmt: skip
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
+    try:
+        client = redis.Redis(unix_socket_path=sock)
+        for _ in range(500):
+            try:
+                client.ping()
+                break
+            except redis.ConnectionError:
+                time.sleep(0.01)
+        yield client
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def ten_kb_pages(n: int) -> list[str]:
+    """Pages of the corpus site, each grown to ~10 KB of HTML."""
+    paragraphs = neardup_corpus.paragraph_stream()
+    rng = random.Random(1)
+    pages = []
+    for i in range(n):
+        chosen: list[str] = []
+        start = rng.randrange(len(paragraphs))
+        while sum(len(p) for p in chosen) < 8500:
+            chosen.append(paragraphs[(start + len(chosen)) % len(paragraphs)])
+        spec = neardup_corpus._Spec(chosen, neardup_corpus.ADS[i % 10], i)
+        pages.append(neardup_corpus.render_page(f"Page {i}", spec))
+    return pages
+
+
+def bench_fingerprints(n_pages: int = 300) -> None:
+    pages = ten_kb_pages(n_pages)
+    size = sum(len(p.encode()) for p in pages) / len(pages)
+    t0 = time.perf_counter()
+    texts = [visible_text(p) for p in pages]
+    t1 = time.perf_counter()
+    for text in texts:
+        fingerprint(text)
+    t2 = time.perf_counter()
+    chars = np.mean([len(t) for t in texts])
+    print(f"pages: {n_pages} x {size / 1024:.1f} KB HTML, {chars:.0f} chars of text")
+    print(
+        f"  visible_text: {n_pages / (t1 - t0):8.0f} pages/s ({(t1 - t0) / n_pages * 1e3:.2f} ms)"
+    )
+    print(
+        f"  fingerprint : {n_pages / (t2 - t1):8.0f} pages/s ({(t2 - t1) / n_pages * 1e3:.2f} ms)"
+    )
+    print(f"  both        : {n_pages / (t2 - t0):8.0f} pages/s")
+
+
+def latencies(fn: Callable[[int], object], queries: list[int]) -> str:
+    times = []
+    for q in queries:
+        t = time.perf_counter()
+        fn(q)
+        times.append(time.perf_counter() - t)
+    p50, p99 = np.percentile(times, [50, 99]) * 1e3
+    return f"p50 {p50:.3f} ms  p99 {p99:.3f} ms"
+
+
+def flip(fp: int, rng: random.Random, max_bits: int) -> int:
+    for b in rng.sample(range(64), rng.randint(0, max_bits)):
+        fp ^= 1 << b
+    return fp
+
+
+def load(index: SimhashIndex, fps: list[int], client: redis.Redis) -> None:
+    t = time.perf_counter()
+    index.add_many([(fp, f"https://site.test/{i}") for i, fp in enumerate(fps)])
+    took = time.perf_counter() - t
+    mem = client.info("memory")["used_memory"] / 2**20
+    print(f"  loaded {len(fps)} in {took:.1f} s ({len(fps) / took:.0f}/s), redis {mem:.0f} MiB, "
+          f"bucket_overflows {index.bucket_overflows}")  # fmt: skip
+
+
+def bench_index(client: redis.Redis, name: str, fps: list[int], n_probes: int) -> None:
+    rng = random.Random(5)
+    index = SimhashIndex(client, f"bench:{name}")
+    index.clear()
+    print(f"{name}: {len(fps)} fingerprints, max_distance {DEFAULT_MAX_DISTANCE}")
+    load(index, fps, client)
+    uniform = [rng.getrandbits(64) for _ in range(n_probes)]
+    near = [flip(rng.choice(fps), rng, DEFAULT_MAX_DISTANCE) for _ in range(n_probes)]
+    hits = sum(index.probe(q) is not None for q in near[:200])
+    print(f"  probe uniform queries      : {latencies(index.probe, uniform)}")
+    print(f"  probe near-duplicate query : {latencies(index.probe, near)}  (hit {hits}/200)")
+    print(f"  check_and_add uniform      : "
+          f"{latencies(lambda q: index.check_and_add(q, 'new'), uniform)}")  # fmt: skip
+    print(f"  check_and_add near-dup     : "
+          f"{latencies(lambda q: index.check_and_add(q, 'new'), near)}")  # fmt: skip
+    index.clear()
+
+
+def templated(n: int, rng: random.Random) -> list[int]:
+    """n fingerprints in clusters of 5000 within 6 bits of a template's: pages of
+    one template with little content of their own (calendars, tag pages), so
+    that the template's block values collect far more than bucket_cap pages."""
+    out = []
+    while len(out) < n:
+        template = rng.getrandbits(64)
+        out.extend(flip(template, rng, 6) for _ in range(5000))
+    return out[:n]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--n", type=int, default=1_000_000)
+    parser.add_argument("--probes", type=int, default=2000)
+    parser.add_argument("--only", choices=["text", "uniform", "templated"])
+    args = parser.parse_args()
+    if args.only in (None, "text"):
+        bench_fingerprints()
+    rng = random.Random(9)
+    with redis_server() as client:
+        if args.only in (None, "uniform"):
+            uniform = [rng.getrandbits(64) for _ in range(args.n)]
+            bench_index(client, "uniform", uniform, args.probes)
+        if args.only in (None, "templated"):
+            bench_index(client, "templated", templated(args.n, rng), args.probes)
+
+
+if __name__ == "__main__":
+    main()

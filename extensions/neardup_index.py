@@ -1,0 +1,263 @@
+"""Shared simhash index in Redis: every worker sees every fingerprint.
+
+Why not the classic "k+1 blocks, exact match" pigeonhole? The corpus picks a
+threshold of 7 bits (see extensions/neardup.py). Exact-block schemes need
+blocks narrower than 64/(k+1) = 8 bits, i.e. 1M fingerprints / 256 = 4k
+candidates per bucket, or Manku's permutations with C(b, k) tables (b=10 ->
+120 tables, 120 copies of every fingerprint). Instead this is the generalised
+pigeonhole of multi-index hashing: split the 64 bits into m blocks (default 4
+x 16 bits) with per-block radii t_i such that sum(t_i + 1) > k. If two
+fingerprints differ in <= k bits, some block i differs in <= t_i bits, so a
+probe looks up, in table i, every block value within t_i bits of its own.
+For k=7, m=4: t = (1,1,1,1), 4 x 17 = 68 bucket look-ups per probe, ~16
+fingerprints per bucket at 1M entries; each fingerprint is stored m=4 times
+(8 bytes each, packed). Small k degenerates to the exact-block scheme
+(k=3, m=4: t = 0, 4 look-ups).
+
+Redis layout (all keys share one hash tag, so one Redis Cluster slot):
+  table i   HASH  block value (2 bytes) -> packed 8-byte big-endian fingerprints
+  docs      HASH  fingerprint (8 bytes) -> doc_id of the first page indexed with it
+  log       STRING every added fingerprint appended, in order (length/8 = count)
+  overflows STRING counter of fingerprints a full bucket refused
+
+check_and_add is optimistic instead of one big Lua probe: with 68 look-ups
+and up to 1000 fingerprints per bucket, probing in Lua would block Redis for
+milliseconds per page. The probe runs client-side (numpy does the popcounts)
+after reading the log length S; then ONE Lua script (neardup_lua/add.lua)
+atomically compares the fingerprint against the log entries added since S
+(normally none or a handful) and adds it only if none is within k. Entries
+before S are complete adds (scripts are atomic) that the probe saw; entries
+after S are checked by the script: no two near-duplicates are ever admitted.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from extensions.neardup import DEFAULT_MAX_DISTANCE
+
+DEFAULT_BLOCKS = 4  # 16-bit blocks: buckets stay dense (memory) yet small
+MAX_LOOKUPS = 20_000  # refuse configurations whose probes would be absurd
+ADD_MANY_BATCH = 500  # items per Lua call in add_many: keeps each call ~ms
+
+_LUA_DIR = Path(__file__).parent / "neardup_lua"
+
+
+@dataclass(frozen=True)
+class IndexKeys:
+    tables: tuple[str, ...]
+    docs: str
+    log: str
+    overflows: str
+
+    def all(self) -> list[str]:
+        return [*self.tables, self.docs, self.log, self.overflows]
+
+
+def index_keys(key_prefix: str, n_tables: int) -> IndexKeys:
+    """Every Redis key of one index. The only place key names are built.
+
+    A prefix without a ``{hash tag}`` is wrapped in one so that the Lua script's
+    keys always live in one Redis Cluster slot.
+    """
+    tag = key_prefix if "{" in key_prefix else f"{{{key_prefix}}}"
+    return IndexKeys(
+        tables=tuple(f"{tag}:t{i}" for i in range(n_tables)),
+        docs=f"{tag}:docs",
+        log=f"{tag}:log",
+        overflows=f"{tag}:overflows",
+    )
+
+
+@dataclass(frozen=True)
+class Block:
+    shift: int  # value = (fp >> shift) & mask
+    width: int
+    radius: int  # look up every block value within this many bits
+    masks: tuple[int, ...]  # xor masks of popcount <= radius
+
+    @property
+    def field_bytes(self) -> int:
+        return (self.width + 7) // 8
+
+    def field(self, fp: int) -> bytes:
+        return ((fp >> self.shift) & ((1 << self.width) - 1)).to_bytes(self.field_bytes, "big")
+
+    def probe_fields(self, fp: int) -> list[bytes]:
+        value = (fp >> self.shift) & ((1 << self.width) - 1)
+        n = self.field_bytes
+        return [(value ^ mask).to_bytes(n, "big") for mask in self.masks]
+
+
+@cache
+def plan_blocks(max_distance: int, blocks: int) -> tuple[Block, ...]:
+    """Split 64 bits into ``blocks`` blocks and give each a search radius.
+
+    Radii sum to max_distance - blocks + 1 (pigeonhole), spread evenly since
+    the number of look-ups grows combinatorially with a single radius.
+    """
+    if not 1 <= blocks <= 64 or max_distance < 0:
+        raise ValueError(f"bad index shape: max_distance={max_distance} blocks={blocks}")
+    widths = [64 // blocks + (1 if i < 64 % blocks else 0) for i in range(blocks)]
+    need = max(0, max_distance - blocks + 1)
+    radii = [need // blocks + (1 if i < need % blocks else 0) for i in range(blocks)]
+    out, shift = [], 64
+    for width, radius in zip(widths, radii, strict=True):
+        shift -= width
+        masks = tuple(
+            sum(1 << b for b in bits)
+            for r in range(min(radius, width) + 1)
+            for bits in itertools.combinations(range(width), r)
+        )
+        out.append(Block(shift, width, radius, masks))
+    if sum(len(b.masks) for b in out) > MAX_LOOKUPS:
+        raise ValueError(f"{blocks} blocks for max_distance={max_distance}: too many look-ups")
+    return tuple(out)
+
+
+@cache
+def _lua_source(name: str) -> str:
+    return (_LUA_DIR / "hamming.lua").read_text() + "\n" + (_LUA_DIR / name).read_text()
+
+
+def _pack(fp: int) -> bytes:
+    return fp.to_bytes(8, "big")
+
+
+class SimhashIndex:
+    """Near-duplicate lookup of 64-bit fingerprints, shared through Redis.
+
+    ``redis_client`` must return bytes (``decode_responses=False``).
+    ``bucket_cap``: a bucket (one table, one block value) that holds that many
+    fingerprints takes no more: templated sites pile pages onto a few block
+    values, and a probe reads whole buckets, so the cap bounds a probe to
+    look-ups x cap candidates. A refused insertion is counted in
+    ``bucket_overflows``; the fingerprint stays findable through its other
+    tables (it is lost only where all m of its buckets are full). New entries
+    are refused rather than old ones evicted: no rewrite of a full bucket per
+    add, and the bucket keeps the template's earliest pages.
+    """
+
+    def __init__(
+        self,
+        redis_client: Any,
+        key_prefix: str,
+        max_distance: int = DEFAULT_MAX_DISTANCE,
+        blocks: int | None = None,
+        bucket_cap: int = 1000,
+    ) -> None:
+        kwargs = getattr(redis_client, "get_connection_kwargs", dict)()
+        if kwargs.get("decode_responses"):
+            raise ValueError("SimhashIndex stores binary values: use decode_responses=False")
+        self.redis = redis_client
+        self.max_distance = max_distance
+        self.bucket_cap = bucket_cap
+        self.blocks = plan_blocks(max_distance, blocks or DEFAULT_BLOCKS)
+        self.keys = index_keys(key_prefix, len(self.blocks))
+        self._add_script = redis_client.register_script(_lua_source("add.lua"))
+
+    # ------------------------------------------------------------------ probe
+
+    def _queue_probe(self, pipe: Any, fp: int) -> None:
+        for block, table in zip(self.blocks, self.keys.tables, strict=True):
+            pipe.hmget(table, block.probe_fields(fp))
+
+    def _near(self, fp: int, replies: list[list[bytes | None]]) -> tuple[np.ndarray, np.ndarray]:
+        """Distinct candidates within max_distance, and their distances."""
+        packed = b"".join(v for reply in replies for v in reply if v)
+        if not packed:
+            return np.empty(0, np.uint64), np.empty(0, np.uint8)
+        candidates = np.unique(np.frombuffer(packed, dtype=">u8"))
+        dist = np.bitwise_count(candidates ^ np.uint64(fp))
+        keep = dist <= self.max_distance
+        return candidates[keep], dist[keep]
+
+    def probe_all(self, fp: int) -> list[tuple[int, str, int]]:
+        """Every indexed (fingerprint, doc_id, distance) within max_distance, nearest first."""
+        pipe = self.redis.pipeline(transaction=False)
+        self._queue_probe(pipe, fp)
+        near, dist = self._near(fp, pipe.execute())
+        return self._with_doc_ids(near, dist)
+
+    def probe(self, fp: int) -> tuple[int, str] | None:
+        """The nearest indexed (fingerprint, doc_id) within max_distance, or None."""
+        found = self.probe_all(fp)
+        return (found[0][0], found[0][1]) if found else None
+
+    def _with_doc_ids(self, near: np.ndarray, dist: np.ndarray) -> list[tuple[int, str, int]]:
+        if not len(near):
+            return []
+        order = np.lexsort((near, dist))
+        fps = [int(near[i]) for i in order]
+        ids = self.redis.hmget(self.keys.docs, [_pack(f) for f in fps])
+        return [
+            (f, doc.decode(), int(dist[i]))
+            for f, doc, i in zip(fps, ids, order, strict=True)
+            if doc is not None
+        ]
+
+    # -------------------------------------------------------------------- add
+
+    def _item_args(self, fp: int, doc_id: str) -> list[bytes | str]:
+        return [_pack(fp), doc_id, *(block.field(fp) for block in self.blocks)]
+
+    def _run_add(self, items: list[bytes | str], since: int) -> bytes | None:
+        args = [len(self.blocks), self.max_distance, self.bucket_cap, since, *items]
+        result = self._add_script(keys=self.keys.all(), args=args)
+        return result or None
+
+    def add(self, fp: int, doc_id: str) -> None:
+        """Index fp unconditionally (an identical fingerprint keeps its first doc_id)."""
+        self._run_add(self._item_args(fp, doc_id), since=-1)
+
+    def add_many(self, items: list[tuple[int, str]]) -> None:
+        """Bulk add: pipelined Lua calls of ADD_MANY_BATCH items each."""
+        pipe = self.redis.pipeline(transaction=False)
+        for start in range(0, len(items), ADD_MANY_BATCH):
+            args: list[bytes | str] = []
+            for fp, doc_id in items[start : start + ADD_MANY_BATCH]:
+                args.extend(self._item_args(fp, doc_id))
+            head = [len(self.blocks), self.max_distance, self.bucket_cap, -1]
+            self._add_script(keys=self.keys.all(), args=[*head, *args], client=pipe)
+        pipe.execute()
+
+    def check_and_add(self, fp: int, doc_id: str) -> str | None:
+        """doc_id of an indexed near-duplicate of fp, or None after adding fp.
+
+        Atomic across processes: of two near-duplicates racing, one is added and
+        the other gets its doc_id (see the module docstring).
+        """
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.strlen(self.keys.log)
+        self._queue_probe(pipe, fp)
+        since, *replies = pipe.execute()
+        near, dist = self._near(fp, replies)
+        if len(near):
+            found = self._with_doc_ids(near, dist)
+            if found:
+                return found[0][1]
+        blocker = self._run_add(self._item_args(fp, doc_id), since=since // 8)
+        if blocker is None:
+            return None
+        doc = self.redis.hget(self.keys.docs, blocker)
+        return doc.decode() if doc is not None else ""
+
+    # ------------------------------------------------------------------ admin
+
+    @property
+    def bucket_overflows(self) -> int:
+        """How many (fingerprint, table) insertions a full bucket refused."""
+        return int(self.redis.get(self.keys.overflows) or 0)
+
+    def __len__(self) -> int:
+        return int(self.redis.strlen(self.keys.log)) // 8
+
+    def clear(self) -> None:
+        """Delete every key of this index."""
+        self.redis.delete(*self.keys.all())
