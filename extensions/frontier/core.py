@@ -106,13 +106,17 @@ class FrontierReply:
             queued=int(data.pop("queued", 0)),
             leased=int(data.pop("leased", 0)),
             pending_hosts=int(data.pop("pending_hosts", 0)),
-            next_due=data.pop("next_due", None),
-            next_expiry=data.pop("next_expiry", None),
+            next_due=_float_or_none(data.pop("next_due", None)),
+            next_expiry=_float_or_none(data.pop("next_expiry", None)),
             leases=[(str(i), str(r)) for i, r in leases],
             hosts=[str(h) for h in hosts],
         )
         reply.extra = data
         return reply
+
+
+def _float_or_none(value: Any) -> float | None:
+    return None if value is None else float(value)
 
 
 @dataclass(frozen=True)
@@ -170,7 +174,8 @@ class Frontier:
         return await self._run("admit", items=[item.lua() for item in items])
 
     async def lease(self, n: int) -> FrontierReply:
-        return await self._run("lease", n=max(1, n))
+        """Lease up to n requests; n = 0 only reclaims and reports the counters."""
+        return await self._run("lease", n=max(0, n))
 
     async def report(self, events: Sequence[DownloadEvent]) -> FrontierReply:
         return await self._run("report", events=[event.lua() for event in events])

@@ -154,3 +154,37 @@ def test_bad_hosts_map_stops_with_one_line(tmp_path: Path) -> None:
     )
     assert result.returncode == 2
     assert "DNS_HOSTS_MAP" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_429_retry_after_pauses_the_ip_and_the_page_is_fetched_later(tmp_path: Path) -> None:
+    spec = WebSpec(
+        hosts=[
+            HostSpec(
+                "busy.test", pages=4, status_overrides={"/page/1": [429, {"Retry-After": "2"}, 1]}
+            ),
+        ]
+    )
+    with TestWeb(spec, lifetime=120) as web:
+        seeds = write_seeds(tmp_path / "seeds.txt", web.seeds)
+        result = run_crawl(seeds, tmp_path / "data", settings_for(web, FRONTIER_DELAY=0.1))
+        requests = sorted(web.requests(), key=lambda r: r["t_start"])
+    assert result.returncode == 0, result.log[-3000:]
+    throttled = [i for i, r in enumerate(requests) if r["status"] == 429]
+    assert len(throttled) == 1
+    after = requests[throttled[0] + 1]
+    assert after["t_start"] - requests[throttled[0]]["t_end"] >= 2.0
+    assert set(web.pages) <= {r["url"] for r in requests if r["status"] == 200}
+
+
+def test_engine_is_woken_when_an_ip_comes_due(tmp_path: Path) -> None:
+    # One IP, short delay: without wake-ups every fetch would wait for Scrapy's
+    # 5 s engine heartbeat. The bound is generous; the stall it catches is not.
+    with TestWeb(WebSpec(hosts=[HostSpec("single.test", pages=8)]), lifetime=120) as web:
+        seeds = write_seeds(tmp_path / "seeds.txt", web.seeds)
+        result = run_crawl(seeds, tmp_path / "data", settings_for(web, FRONTIER_DELAY=0.2))
+        requests = sorted(web.requests(), key=lambda r: r["t_start"])
+    assert result.returncode == 0, result.log[-3000:]
+    gaps = [b["t_start"] - a["t_end"] for a, b in zip(requests, requests[1:], strict=False)]
+    assert len(gaps) >= 8
+    assert min(gaps) >= 0.2
+    assert max(gaps) < 2.0, gaps

@@ -199,3 +199,151 @@ def test_priority_zero_is_served_before_lower_priorities_mostly(make_frontier) -
     high = sum(ip.startswith("10.1.") for ip in order)
     assert high > 3 * (len(order) - high)
     assert len(order) - high >= 0  # low priority may get its occasional turn
+
+
+async def lease_one(frontier: Frontier) -> str:
+    reply = await frontier.lease(1)
+    assert len(reply.leases) == 1, reply
+    return reply.leases[0][0]
+
+
+async def finish(frontier: Frontier, lease_id: str, at: float, status: int = 200, **kw) -> None:
+    done = DownloadEvent("done", lease_id, at, status, **kw)
+    await frontier.report([done, DownloadEvent("ack", lease_id, at)])
+
+
+def test_retry_after_blocks_the_ip_for_that_long(make_frontier) -> None:
+    async def go() -> float | None:
+        frontier, clock = make_frontier()
+        await frontier.admit(items(["10.3.0.1"], 3))
+        lease_id = await lease_one(frontier)
+        await finish(frontier, lease_id, clock.now + FETCH_S, 429, retry_after=30.0)
+        clock.now += FETCH_S + DELAY_S
+        assert (await frontier.lease(1)).leases == []
+        return (await frontier.lease(1)).next_due
+
+    next_due = run(go())
+    assert next_due == pytest.approx(1_000_000.0 + FETCH_S + 30.0)
+
+
+def test_503_without_retry_after_backs_off_exponentially_and_success_resets(make_frontier):
+    async def go() -> list[float]:
+        frontier, clock = make_frontier()
+        await frontier.admit(items(["10.3.0.2"], 5))
+        waits = []
+        for status in (503, 503, 503, 200, 503):
+            lease_id = await lease_one(frontier)
+            end = clock.now + FETCH_S
+            await finish(frontier, lease_id, end, status)
+            due = (await frontier.lease(0)).next_due
+            waits.append(due - end)
+            clock.now = due
+        return waits
+
+    waits = run(go())
+    base = FrontierConfig().backoff_base
+    # Jitter is 0.5x..1.5x of base * 2^(n-1); a success returns to the plain delay.
+    assert 0.5 * base <= waits[0] <= 1.5 * base
+    assert 1.0 * base <= waits[1] <= 3.0 * base
+    assert 2.0 * base <= waits[2] <= 6.0 * base
+    assert waits[3] == pytest.approx(DELAY_S)
+    assert 0.5 * base <= waits[4] <= 1.5 * base
+
+
+def test_repeated_timeouts_quarantine_the_ip(make_frontier) -> None:
+    async def go() -> list[float]:
+        frontier, clock = make_frontier()
+        await frontier.admit(items(["10.3.0.3"], 10))
+        waits = []
+        for _ in range(FrontierConfig().quarantine_after):
+            lease_id = await lease_one(frontier)
+            end = clock.now + 30.0
+            await finish(frontier, lease_id, end, 0, timeout=True)
+            due = (await frontier.lease(0)).next_due
+            waits.append(due - end)
+            clock.now = due
+        return waits
+
+    waits = run(go())
+    assert waits[:-1] == [pytest.approx(DELAY_S)] * (len(waits) - 1)
+    assert waits[-1] == pytest.approx(FrontierConfig().quarantine_s)
+
+
+def test_expired_lease_is_redelivered_and_blocks_its_ip_until_then(make_frontier) -> None:
+    async def go():
+        frontier, clock = make_frontier()
+        await frontier.admit(items(["10.3.0.4"], 2))
+        dead = await lease_one(frontier)  # this worker dies: no done, no ack
+        clock.now += 59.0
+        blocked = await frontier.lease(5)
+        clock.now += 1.0  # lease_ttl = 60: reclaimed now, the IP charged as if fetched
+        charged = await frontier.lease(5)
+        clock.now += DELAY_S
+        again = await frontier.lease(5)
+        assert charged.leases == []
+        return dead, blocked, again
+
+    dead, blocked, again = run(go())
+    assert blocked.leases == []  # the IP is still in flight for everyone
+    assert [r for _, r in again.leases] == ['{"u":"http://10.3.0.4/0"}']
+    assert again.leases[0][0] != dead
+
+
+def test_acked_lease_is_never_redelivered(make_frontier) -> None:
+    async def go():
+        frontier, clock = make_frontier()
+        await frontier.admit(items(["10.3.0.5"], 1))
+        lease_id = await lease_one(frontier)
+        await finish(frontier, lease_id, clock.now + FETCH_S)
+        clock.now += 1000.0
+        return await frontier.lease(5), await frontier.stats()
+
+    reply, stats = run(go())
+    assert reply.leases == [] and reply.remaining == 0
+    assert stats.get("lease_expired", 0) == 0
+
+
+def test_done_but_unacked_page_is_redelivered_after_its_lease(make_frontier) -> None:
+    # Fetched, then the worker died while parsing: its outlinks were never admitted.
+    async def go():
+        frontier, clock = make_frontier()
+        await frontier.admit(items(["10.3.0.6"], 1))
+        lease_id = await lease_one(frontier)
+        await frontier.report([DownloadEvent("done", lease_id, clock.now + FETCH_S, 200)])
+        clock.now += FETCH_S + 61.0
+        return await frontier.lease(5)
+
+    assert len(run(go()).leases) == 1
+
+
+def test_adaptive_delay_follows_response_time(make_frontier, redis_url: str) -> None:
+    async def go() -> float:
+        clock = VirtualClock()
+        client = aioredis.Redis.from_url(redis_url)
+        config = FrontierConfig(delay=DELAY_S, adaptive_factor=4.0, lease_ttl=60)
+        frontier = Frontier(client, FrontierKeys("adaptive"), config, clock=clock)
+        await frontier.admit(items(["10.3.0.7"], 2))
+        lease_id = await lease_one(frontier)
+        end = clock.now + 2.0
+        await finish(frontier, lease_id, end, latency=2.0)
+        return (await frontier.lease(0)).next_due - end
+
+    assert run(go()) == pytest.approx(8.0)
+
+
+def test_operator_override_and_crawl_delay_raise_the_delay(make_frontier) -> None:
+    async def go() -> list[float]:
+        frontier, clock = make_frontier()
+        await frontier.admit(items(["10.3.0.8"], 3))
+        waits = []
+        for source, seconds in (("crawl_delay", 3.0), ("override", 7.0)):
+            await frontier.set_ip_delay("10.3.0.8", source, seconds)
+            lease_id = await lease_one(frontier)
+            end = clock.now + FETCH_S
+            await finish(frontier, lease_id, end)
+            due = (await frontier.lease(0)).next_due
+            waits.append(due - end)
+            clock.now = due
+        return waits
+
+    assert run(go()) == [pytest.approx(3.0), pytest.approx(7.0)]

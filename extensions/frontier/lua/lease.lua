@@ -62,7 +62,7 @@ end
 local out = counters()
 out.leases, out.hosts = leases, hosts
 local top = redis.call('ZRANGE', K.ready, 0, 0, 'WITHSCORES')
-if top[2] then out.next_due = tonumber(top[2]) end
+if top[2] then out.next_due = top[2] end  -- a string: cjson would round to 14 digits
 local exp = redis.call('ZRANGE', K.leases, 0, 0, 'WITHSCORES')
-if exp[2] then out.next_expiry = tonumber(exp[2]) end
+if exp[2] then out.next_expiry = exp[2] end
 return cjson.encode(out)

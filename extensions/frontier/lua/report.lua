@@ -71,5 +71,5 @@ end
 refill()
 local out = counters()
 local top = redis.call('ZRANGE', K.ready, 0, 0, 'WITHSCORES')
-if top[2] then out.next_due = tonumber(top[2]) end
+if top[2] then out.next_due = top[2] end  -- a string: cjson would round to 14 digits
 return cjson.encode(out)
