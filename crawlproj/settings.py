@@ -54,6 +54,8 @@ FRONTIER_CRAWL_NAME = ""
 FRONTIER_KEEP_REFERER = False
 # DNS failures per host before its queued URLs are dropped.
 FRONTIER_DNS_RETRIES = 3
+# First retry (s) after a failed resolution; x4 per further failure.
+FRONTIER_DNS_RETRY_DELAY = 5.0
 # Consecutive Redis errors before the crawl closes with reason redis_unavailable.
 FRONTIER_MAX_REDIS_FAILURES = 10
 
@@ -67,6 +69,8 @@ DOWNLOADER_MIDDLEWARES = {
 TWISTED_DNS_RESOLVER = "extensions.dns.HostsMapResolver"
 # Static name -> IP pins, like curl --resolve: dict or "host=ip,host2=ip" string.
 DNS_HOSTS_MAP: dict[str, str] = {}
+# Resolve only names in DNS_HOSTS_MAP (sandboxed test and demo crawls); others fail.
+DNS_HOSTS_MAP_ONLY = False
 # Seconds a resolved address is reused by the frontier's router.
 DNS_CACHE_TTL = 3600.0
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy.resolver import HostResolution
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.address import IPv4Address, IPv6Address
+from twisted.internet.error import DNSLookupError
 from twisted.internet.interfaces import IHostnameResolver, IResolutionReceiver
 from zope.interface import implementer
 
@@ -70,16 +71,21 @@ def _address(ip: str, port: int) -> IAddress:
 class HostsMapResolver:
     """IHostnameResolver: DNS_HOSTS_MAP pins, else the reactor's own resolver."""
 
-    def __init__(self, reactor: ReactorBase, hosts_map: dict[str, str]) -> None:
+    def __init__(
+        self, reactor: ReactorBase, hosts_map: dict[str, str], map_only: bool = False
+    ) -> None:
         self.reactor = reactor
         self.hosts_map = hosts_map
+        self.map_only = map_only
         self.original_resolver: IHostnameResolver = reactor.nameResolver
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, reactor: ReactorBase) -> HostsMapResolver:
         # A bad map raises ValueError naming DNS_HOSTS_MAP; the crawl command checks
         # it before the reactor starts so the operator sees one line, not a traceback.
-        return cls(reactor, parse_hosts_map(crawler.settings.get("DNS_HOSTS_MAP")))
+        settings = crawler.settings
+        hosts_map = parse_hosts_map(settings.get("DNS_HOSTS_MAP"))
+        return cls(reactor, hosts_map, settings.getbool("DNS_HOSTS_MAP_ONLY", False))
 
     def install_on_reactor(self) -> None:
         self.reactor.installNameResolver(self)
@@ -93,6 +99,13 @@ class HostsMapResolver:
         transportSemantics: str = "TCP",
     ) -> IHostResolution:
         pinned = self.hosts_map.get(hostName.lower().rstrip("."))
+        if pinned is None and self.map_only:
+            # Sandboxed crawls (tests, the demo): an unmapped name resolves to
+            # nothing rather than reaching a real DNS server.
+            resolution = HostResolution(hostName)
+            resolutionReceiver.resolutionBegan(resolution)
+            resolutionReceiver.resolutionComplete()
+            return resolution
         if pinned is None:
             return self.original_resolver.resolveHostName(
                 resolutionReceiver, hostName, portNumber, addressTypes, transportSemantics
@@ -112,8 +125,11 @@ class HostResolver:
     cached for DNS_CACHE_TTL seconds.
     """
 
-    def __init__(self, hosts_map: dict[str, str], ttl: float, timeout: float) -> None:
+    def __init__(
+        self, hosts_map: dict[str, str], ttl: float, timeout: float, map_only: bool = False
+    ) -> None:
         self.hosts_map = hosts_map
+        self.map_only = map_only
         self.ttl = ttl
         self.timeout = timeout
         self._cache: dict[str, tuple[str, float]] = {}
@@ -131,6 +147,8 @@ class HostResolver:
         ip = self.cached(host)
         if ip is not None:
             return ip
+        if self.map_only:
+            raise DNSLookupError(f"{host} is not in DNS_HOSTS_MAP (DNS_HOSTS_MAP_ONLY is on)")
         from twisted.internet import reactor
 
         ip = await maybe_deferred_to_future(reactor.resolve(host, timeout=(self.timeout,)))

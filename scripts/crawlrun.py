@@ -34,7 +34,13 @@ def crawl_command(
     seeds: str | Path, data_dir: Path, settings: dict[str, Any], items: Path | None
 ) -> list[str]:
     cmd = [*SCRAPY, "crawl", "web", "-a", f"seeds={seeds}"]
-    merged = {"CRAWL_DATA_DIR": str(data_dir), "LOG_LEVEL": "INFO", **settings}
+    # DNS_HOSTS_MAP_ONLY: a sandboxed crawl never asks a real DNS server about a name.
+    merged = {
+        "CRAWL_DATA_DIR": str(data_dir),
+        "LOG_LEVEL": "INFO",
+        "DNS_HOSTS_MAP_ONLY": True,
+        **settings,
+    }
     for name, value in merged.items():
         text = json.dumps(value) if isinstance(value, (dict, list)) else str(value)
         cmd += ["-s", f"{name}={text}"]

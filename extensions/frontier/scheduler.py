@@ -53,7 +53,9 @@ class FrontierScheduler:
             hosts_map = parse_hosts_map(settings.get("DNS_HOSTS_MAP"))
         except ValueError as exc:
             raise NotConfigured(str(exc)) from None
-        self.resolver = HostResolver(hosts_map, self.opts.dns_cache_ttl, self.opts.dns_timeout)
+        self.resolver = HostResolver(
+            hosts_map, self.opts.dns_cache_ttl, self.opts.dns_timeout, self.opts.dns_hosts_map_only
+        )
         self.admission = Admission(
             Canonicalizer(),
             self.resolver,
@@ -368,7 +370,7 @@ class FrontierScheduler:
             )
             self._note(await self.frontier.route_pending(host, drop=True))
             return
-        retry_at = time.time() + 5.0 * 4 ** (failures - 1)
+        retry_at = time.time() + self.opts.dns_retry_delay * 4 ** (failures - 1)
         logger.info(
             "Resolving %s failed (%s); retry %d in %.0fs",
             host,

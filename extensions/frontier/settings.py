@@ -20,6 +20,8 @@ class SchedulerSettings:
     keep_referer: bool
     poll_interval: float
     dns_retries: int
+    dns_retry_delay: float
+    dns_hosts_map_only: bool
     dns_cache_ttl: float
     dns_timeout: float
     max_redis_failures: int
@@ -76,6 +78,8 @@ def scheduler_settings(settings: BaseSettings, priorities: int) -> SchedulerSett
         keep_referer=settings.getbool("FRONTIER_KEEP_REFERER", False),
         poll_interval=poll,
         dns_retries=settings.getint("FRONTIER_DNS_RETRIES", 3),
+        dns_retry_delay=settings.getfloat("FRONTIER_DNS_RETRY_DELAY", 5.0),
+        dns_hosts_map_only=settings.getbool("DNS_HOSTS_MAP_ONLY", False),
         dns_cache_ttl=settings.getfloat("DNS_CACHE_TTL", 3600.0),
         dns_timeout=settings.getfloat("DNS_TIMEOUT", 60.0),
         max_redis_failures=settings.getint("FRONTIER_MAX_REDIS_FAILURES", 10),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import socket
 from collections import Counter
@@ -184,7 +185,19 @@ def test_engine_is_woken_when_an_ip_comes_due(tmp_path: Path) -> None:
         result = run_crawl(seeds, tmp_path / "data", settings_for(web, FRONTIER_DELAY=0.2))
         requests = sorted(web.requests(), key=lambda r: r["t_start"])
     assert result.returncode == 0, result.log[-3000:]
-    gaps = [b["t_start"] - a["t_end"] for a, b in zip(requests, requests[1:], strict=False)]
+    gaps = [b["t_start"] - a["t_end"] for a, b in itertools.pairwise(requests)]
     assert len(gaps) >= 8
     assert min(gaps) >= 0.2
     assert max(gaps) < 2.0, gaps
+
+
+def test_a_host_that_does_not_resolve_pauses_itself_not_the_crawl(tmp_path: Path) -> None:
+    with TestWeb(WebSpec(hosts=[HostSpec("fine.test", pages=3)]), lifetime=120) as web:
+        seeds = write_seeds(tmp_path / "seeds.txt", [*web.seeds, "http://unmapped.test/"])
+        settings = settings_for(web, FRONTIER_DNS_RETRY_DELAY=0.2, FRONTIER_DNS_RETRIES=2)
+        result = run_crawl(seeds, tmp_path / "data", settings)
+        requests = web.requests()
+    assert result.returncode == 0, result.log[-3000:]
+    assert set(web.pages) <= {r["url"] for r in requests}
+    assert "Dropping URLs of unmapped.test: resolution failed 3 times" in result.log
+    assert "'frontier/dns/failed': 3" in result.log
