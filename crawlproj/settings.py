@@ -52,6 +52,8 @@ FRONTIER_POLL_INTERVAL = 1.0
 FRONTIER_CRAWL_NAME = ""
 # Store the Referer header with queued requests (costs ~URL length per record).
 FRONTIER_KEEP_REFERER = False
+# URLs admitted per host per crawl (0 = no budget).
+FRONTIER_MAX_PAGES_PER_HOST = 0
 # DNS failures per host before its queued URLs are dropped.
 FRONTIER_DNS_RETRIES = 3
 # First retry (s) after a failed resolution; x4 per further failure.
@@ -64,6 +66,36 @@ DOWNLOADER_MIDDLEWARES = {
     "extensions.frontier.middleware.FrontierDownloaderMiddleware": 950,
 }
 
+# --- URL hygiene (canonicalization and filters, applied at admission) ---------------------
+# Query parameters dropped as tracking noise; a trailing * matches a prefix.
+URL_TRACKING_PARAMS = [
+    "utm_*",
+    "fbclid",
+    "gclid",
+    "dclid",
+    "msclkid",
+    "mc_cid",
+    "mc_eid",
+    "_ga",
+    "yclid",
+]
+# Session parameters dropped from queries and ;name=value path parameters.
+URL_SESSION_PARAMS = ["sid", "jsessionid", "phpsessid", "aspsessionid*", "sessionid"]
+# Schemes the crawler fetches.
+URL_ALLOWED_SCHEMES = ["http", "https"]
+# Longer canonical URLs are skipped (0 = no limit).
+URL_MAX_LENGTH = 1000
+# URLs with more query parameters are skipped (0 = no limit).
+URL_MAX_QUERY_PARAMS = 16
+# A path segment repeated more often than this marks a trap (0 = no limit).
+URL_MAX_REPEATED_SEGMENTS = 3
+# URLs admitted per numeric/date URL shape, e.g. /calendar/<N>/<N> (0 = no cap).
+URL_MAX_PER_PATTERN = 1000
+# Block rules loaded into the crawl's live blocklist at start: host:H, re:REGEX or a glob.
+URL_BLOCKLIST: list[str] = []
+# Seconds between re-reads of the live blocklist (operators change it in Redis).
+URL_BLOCKLIST_REFRESH = 5.0
+
 # --- DNS ---------------------------------------------------------------------------
 # Resolver installed on the reactor: hosts map first, then the system resolver (cached).
 TWISTED_DNS_RESOLVER = "extensions.dns.HostsMapResolver"
@@ -71,8 +103,14 @@ TWISTED_DNS_RESOLVER = "extensions.dns.HostsMapResolver"
 DNS_HOSTS_MAP: dict[str, str] = {}
 # Resolve only names in DNS_HOSTS_MAP (sandboxed test and demo crawls); others fail.
 DNS_HOSTS_MAP_ONLY = False
-# Seconds a resolved address is reused by the frontier's router.
+# Seconds a resolved address is reused (shared by all workers through Redis).
 DNS_CACHE_TTL = 3600.0
+# Seconds a stale address may still be used when re-resolution fails.
+DNS_CACHE_STALE_MAX = 86400.0
+# Seconds a failed resolution is remembered before it is tried again.
+DNS_NEGATIVE_TTL = 60.0
+# CIDR networks exempt from the private/loopback/link-local refusal (e.g. "127.0.0.0/8").
+DNS_ALLOWED_NETWORKS: list[str] = []
 
 # --- Downloader ------------------------------------------------------------------------
 # The frontier owns pacing: Scrapy's start-to-start delay and AutoThrottle stay off.
@@ -97,10 +135,10 @@ RETRY_TIMES = 2
 HTTPERROR_ALLOW_ALL = True
 
 # --- Spider ------------------------------------------------------------------------------
-# Links deeper than this (hops from a seed) are not followed.
+# Links deeper than this (hops from a seed) are not queued (the frontier checks it).
 CRAWL_MAX_DEPTH = 16
-# DEPTH_LIMIT mirrors CRAWL_MAX_DEPTH for Scrapy's depth middleware stats.
-DEPTH_LIMIT = 16
+# Scrapy's depth middleware only counts depth; the limit is CRAWL_MAX_DEPTH's.
+DEPTH_LIMIT = 0
 DEPTH_STATS_VERBOSE = False
 
 # --- Feeds and logging -------------------------------------------------------------------

@@ -10,15 +10,14 @@ from __future__ import annotations
 import ipaddress
 import json
 import logging
-import time
 from typing import TYPE_CHECKING, Any
 
 from scrapy.resolver import HostResolution
-from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.address import IPv4Address, IPv6Address
-from twisted.internet.error import DNSLookupError
 from twisted.internet.interfaces import IHostnameResolver, IResolutionReceiver
 from zope.interface import implementer
+
+from extensions.dns_policy import AddressPolicy, parse_networks
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -67,25 +66,57 @@ def _address(ip: str, port: int) -> IAddress:
     return IPv4Address("TCP", ip, port)
 
 
+@implementer(IResolutionReceiver)
+class _PolicyReceiver:
+    """Passes on only the addresses the address policy allows."""
+
+    def __init__(self, receiver: IResolutionReceiver, host: str, policy: AddressPolicy) -> None:
+        self.receiver, self.host, self.policy = receiver, host, policy
+
+    def resolutionBegan(self, resolution: IHostResolution) -> None:
+        self.receiver.resolutionBegan(resolution)
+
+    def addressResolved(self, address: IAddress) -> None:
+        reason = self.policy.refusal(address.host)  # type: ignore[attr-defined]
+        if reason is None:
+            self.receiver.addressResolved(address)
+        else:
+            logger.warning("Refusing %s -> %s (%s)", self.host, address.host, reason)  # type: ignore[attr-defined]
+
+    def resolutionComplete(self) -> None:
+        self.receiver.resolutionComplete()
+
+
 @implementer(IHostnameResolver)
 class HostsMapResolver:
-    """IHostnameResolver: DNS_HOSTS_MAP pins, else the reactor's own resolver."""
+    """IHostnameResolver: DNS_HOSTS_MAP pins, else the reactor's own resolver; every
+    answer passes the address policy, so even a fetch that skipped the frontier
+    (none should) cannot reach a refused network."""
 
     def __init__(
-        self, reactor: ReactorBase, hosts_map: dict[str, str], map_only: bool = False
+        self,
+        reactor: ReactorBase,
+        hosts_map: dict[str, str],
+        map_only: bool = False,
+        policy: AddressPolicy | None = None,
     ) -> None:
         self.reactor = reactor
         self.hosts_map = hosts_map
         self.map_only = map_only
+        self.policy = policy or AddressPolicy()
         self.original_resolver: IHostnameResolver = reactor.nameResolver
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, reactor: ReactorBase) -> HostsMapResolver:
-        # A bad map raises ValueError naming DNS_HOSTS_MAP; the crawl command checks
-        # it before the reactor starts so the operator sees one line, not a traceback.
+        # Bad values raise ValueError naming the setting; the crawl command checks them
+        # before the reactor starts so the operator sees one line, not a traceback.
         settings = crawler.settings
-        hosts_map = parse_hosts_map(settings.get("DNS_HOSTS_MAP"))
-        return cls(reactor, hosts_map, settings.getbool("DNS_HOSTS_MAP_ONLY", False))
+        return cls(
+            reactor,
+            parse_hosts_map(settings.get("DNS_HOSTS_MAP")),
+            settings.getbool("DNS_HOSTS_MAP_ONLY", False),
+            AddressPolicy(parse_networks(settings.getlist("DNS_ALLOWED_NETWORKS"))),
+        )
 
     def install_on_reactor(self) -> None:
         self.reactor.installNameResolver(self)
@@ -98,59 +129,17 @@ class HostsMapResolver:
         addressTypes: Sequence[type[IAddress]] | None = None,
         transportSemantics: str = "TCP",
     ) -> IHostResolution:
+        receiver = _PolicyReceiver(resolutionReceiver, hostName, self.policy)
         pinned = self.hosts_map.get(hostName.lower().rstrip("."))
-        if pinned is None and self.map_only:
-            # Sandboxed crawls (tests, the demo): an unmapped name resolves to
-            # nothing rather than reaching a real DNS server.
-            resolution = HostResolution(hostName)
-            resolutionReceiver.resolutionBegan(resolution)
-            resolutionReceiver.resolutionComplete()
-            return resolution
-        if pinned is None:
+        if pinned is None and not self.map_only:
             return self.original_resolver.resolveHostName(
-                resolutionReceiver, hostName, portNumber, addressTypes, transportSemantics
+                receiver, hostName, portNumber, addressTypes, transportSemantics
             )
+        # Pinned, or unmapped in a sandboxed crawl (tests, the demo): answer here,
+        # with no address at all rather than asking a real DNS server.
         resolution = HostResolution(hostName)
-        resolutionReceiver.resolutionBegan(resolution)
-        resolutionReceiver.addressResolved(_address(pinned, portNumber))
-        resolutionReceiver.resolutionComplete()
-        return resolution
-
-
-class HostResolver:
-    """host -> IP for the frontier's router, without blocking the reactor.
-
-    Pinned names (DNS_HOSTS_MAP) answer at once; others go through the reactor's
-    resolver (the one installed above, so fetches and routing agree) and are
-    cached for DNS_CACHE_TTL seconds.
-    """
-
-    def __init__(
-        self, hosts_map: dict[str, str], ttl: float, timeout: float, map_only: bool = False
-    ) -> None:
-        self.hosts_map = hosts_map
-        self.map_only = map_only
-        self.ttl = ttl
-        self.timeout = timeout
-        self._cache: dict[str, tuple[str, float]] = {}
-
-    def cached(self, host: str) -> str | None:
-        pinned = self.hosts_map.get(host)
+        receiver.resolutionBegan(resolution)
         if pinned is not None:
-            return pinned
-        entry = self._cache.get(host)
-        if entry is None or entry[1] < time.monotonic():
-            return None
-        return entry[0]
-
-    async def resolve(self, host: str) -> str:
-        ip = self.cached(host)
-        if ip is not None:
-            return ip
-        if self.map_only:
-            raise DNSLookupError(f"{host} is not in DNS_HOSTS_MAP (DNS_HOSTS_MAP_ONLY is on)")
-        from twisted.internet import reactor
-
-        ip = await maybe_deferred_to_future(reactor.resolve(host, timeout=(self.timeout,)))
-        self._cache[host] = (ip, time.monotonic() + self.ttl)
-        return ip
+            receiver.addressResolved(_address(pinned, portNumber))
+        receiver.resolutionComplete()
+        return resolution

@@ -39,6 +39,7 @@ def crawl_command(
         "CRAWL_DATA_DIR": str(data_dir),
         "LOG_LEVEL": "INFO",
         "DNS_HOSTS_MAP_ONLY": True,
+        "DNS_ALLOWED_NETWORKS": "127.0.0.0/8",
         **settings,
     }
     for name, value in merged.items():

@@ -15,8 +15,10 @@ from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 from scrapy.exceptions import UsageError
 
 from crawlproj.seeds import SeedError, read_seed_arg
-from extensions.dns import parse_hosts_map
+from extensions.dns_cache import DnsSettings
+from extensions.frontier.admission import url_filter_from_settings
 from extensions.redis_conn import RedisUnavailable, connect_url
+from extensions.url_filters import compile_block_rules
 
 if TYPE_CHECKING:
     import argparse
@@ -34,7 +36,9 @@ class StartupError(RuntimeError):
 def preflight(settings: BaseSettings, spider_args: dict[str, str]) -> None:
     try:
         read_seed_arg(spider_args.get("seeds"), report=False)
-        parse_hosts_map(settings.get("DNS_HOSTS_MAP"))
+        DnsSettings.from_settings(settings)
+        url_filter_from_settings(settings)
+        compile_block_rules(settings.getlist("URL_BLOCKLIST"))
         if settings.get("REDIS_URL"):
             connect_url(settings.get("REDIS_URL")).close()
     except (SeedError, RedisUnavailable, ValueError) as exc:

@@ -1,19 +1,27 @@
-"""Request -> AdmitItem: canonical URL, URL-seen key, front-queue priority, IP."""
+"""Request -> AdmitItem: canonical URL, filters, URL-seen key, priority, IP.
+
+Everything here is local and cheap (no I/O): the checks that need shared state
+(URL-seen, per-host budget, per-pattern cap) run in the admit script, in the same
+round trip as the enqueue.
+"""
 
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from extensions.dns_policy import AddressRefused
 from extensions.frontier.core import AdmitItem
 from extensions.frontier.records import encode_request
-from extensions.url_filters import host_of
-from extensions.urls import Canonicalizer
+from extensions.url_filters import BlockRules, UrlFilter, compile_block_rules, host_of, trap_pattern
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
+    from scrapy.settings import BaseSettings
 
-    from extensions.dns import HostResolver
+    from extensions.dns_cache import HostResolver
+    from extensions.urls import Canonicalizer
 
 
 class Rejected(ValueError):
@@ -29,22 +37,36 @@ def seen_key(canonical_url: str) -> str:
     return hashlib.blake2b(canonical_url.encode("utf-8"), digest_size=8).hexdigest()
 
 
+def url_filter_from_settings(settings: BaseSettings) -> UrlFilter:
+    """URL_* and CRAWL_MAX_DEPTH settings; 0 switches a limit off."""
+
+    def limit(name: str, default: int) -> int | None:
+        value = settings.getint(name, default)
+        if value < 0:
+            raise ValueError(f"{name} must be >= 0 (0 = no limit), not {value}")
+        return value or None
+
+    return UrlFilter(
+        allowed_schemes=settings.getlist("URL_ALLOWED_SCHEMES", ["http", "https"]),
+        max_url_length=limit("URL_MAX_LENGTH", 1000),
+        max_depth=limit("CRAWL_MAX_DEPTH", 16),
+        max_query_params=limit("URL_MAX_QUERY_PARAMS", 16),
+        max_repeated_segments=limit("URL_MAX_REPEATED_SEGMENTS", 3),
+    )
+
+
+@dataclass
 class Admission:
     """Turns requests into frontier items; the Redis round trip is the caller's."""
 
-    def __init__(
-        self,
-        canonicalizer: Canonicalizer,
-        resolver: HostResolver,
-        default_priority: int,
-        priorities: int,
-        keep_referer: bool,
-    ) -> None:
-        self.canonicalizer = canonicalizer
-        self.resolver = resolver
-        self.default_priority = default_priority
-        self.priorities = priorities
-        self.keep_referer = keep_referer
+    canonicalizer: Canonicalizer
+    url_filter: UrlFilter
+    resolver: HostResolver
+    default_priority: int
+    priorities: int
+    keep_referer: bool
+    # Replaced whole when the operator's blocklist in Redis changes.
+    block_rules: BlockRules = field(default_factory=lambda: compile_block_rules([]))
 
     def priority_of(self, request: Request) -> int:
         """Front queue 0 (first) .. n-1: meta['frontier_priority'], else derived from
@@ -57,15 +79,27 @@ class Admission:
         canonical = self.canonicalizer.canonicalize(request.url)
         if canonical is None:
             raise Rejected("uncanonical")
+        reason = self.url_filter.check(canonical, request.meta.get("depth", 0))
+        if reason is not None:
+            raise Rejected(f"filter/{reason}")
+        if self.block_rules.match(canonical) is not None:
+            raise Rejected("blocked")
         if canonical != request.url:
             request = request.replace(url=canonical)
         host = host_of(canonical)
-        record = encode_request(request, spider, keep_referer=self.keep_referer)
+        try:
+            ip = self.resolver.cached(host) or ""
+        except AddressRefused as exc:
+            raise Rejected(f"address/{exc.reason}") from None
+        # Only URLs with a numeric/date shape share a trap-guard counter; a shape
+        # equal to the URL itself would cost one Redis hash field per URL.
+        pattern = trap_pattern(canonical)
         item = AdmitItem(
             seen_key="" if request.dont_filter else seen_key(canonical),
-            ip=self.resolver.cached(host) or "",
+            ip=ip,
             host=host,
             priority=self.priority_of(request),
-            record=record,
+            record=encode_request(request, spider, keep_referer=self.keep_referer),
+            pattern="" if pattern == canonical else pattern,
         )
         return request, item

@@ -35,6 +35,8 @@ class FrontierConfig:
     quarantine_s: float = 600.0  # how long a quarantined IP waits
     adaptive_factor: float = 0.0  # delay >= factor x last response time (0 = off)
     refill_batch: int = 1000  # front-queue entries routed per script call at most
+    max_pages_per_host: int = 0  # URLs admitted per host per crawl (0 = no budget)
+    max_per_pattern: int = 0  # URLs admitted per numeric/date URL shape (0 = no cap)
 
     def __post_init__(self) -> None:
         problems = [
@@ -48,6 +50,8 @@ class FrontierConfig:
             ("FRONTIER_QUARANTINE_AFTER", self.quarantine_after >= 1),
             ("FRONTIER_QUARANTINE_S", self.quarantine_s >= 0),
             ("FRONTIER_ADAPTIVE_DELAY_FACTOR", self.adaptive_factor >= 0),
+            ("FRONTIER_MAX_PAGES_PER_HOST", self.max_pages_per_host >= 0),
+            ("URL_MAX_PER_PATTERN", self.max_per_pattern >= 0),
         ]
         bad = [name for name, ok in problems if not ok]
         if bad:
@@ -66,16 +70,18 @@ class FrontierConfig:
 
 @dataclass(frozen=True)
 class AdmitItem:
-    """One request to admit: seen_key '' skips URL-seen (dont_filter), ip '' parks it."""
+    """One request to admit: seen_key '' skips URL-seen and budgets (dont_filter),
+    ip '' parks it until its host resolves; pattern is its trap-guard shape."""
 
     seen_key: str
     ip: str
     host: str
     priority: int
     record: str
+    pattern: str = ""
 
     def lua(self) -> list[Any]:
-        return [self.seen_key, self.ip, self.host, self.priority, self.record]
+        return [self.seen_key, self.ip, self.host, self.priority, self.record, self.pattern]
 
 
 @dataclass

@@ -20,6 +20,11 @@ Keys (prefix P = "crawlproj:{<crawl>}"):
     P:pending:<host> list    "p|record" waiting for <host> to resolve
     P:pending_hosts  zset    host -> next resolution attempt
     P:stats          hash    counters: queued, admitted, duplicate, leased, lease_expired, ...
+    P:host_pages     hash    host -> URLs admitted this crawl (FRONTIER_MAX_PAGES_PER_HOST)
+    P:patterns       hash    trap pattern -> URLs admitted (URL_MAX_PER_PATTERN)
+    P:blocklist      set     operator block rules (host:..., re:..., globs)
+    P:dns:<host>     string  "ok|fail value fresh_until stale_until", shared DNS cache
+    P:robots:<origin> string robots.txt verdict JSON, expiring with the verdict
 """
 
 from __future__ import annotations
@@ -60,6 +65,16 @@ class FrontierKeys:
     def pending(self, host: str) -> str:
         return self.key(f"pending:{host}")
 
+    def dns(self, host: str) -> str:
+        return self.key(f"dns:{host}")
+
+    def robots(self, origin: str) -> str:
+        return self.key(f"robots:{origin}")
+
+    @property
+    def blocklist(self) -> str:
+        return self.key("blocklist")
+
     def pattern(self) -> str:
         """Glob matching every key of this crawl (for tooling and tests)."""
         return f"{self.prefix}:*"
@@ -76,5 +91,7 @@ FIXED_KEYS = (
     "seen",
     "pending_hosts",
     "stats",
+    "host_pages",
+    "patterns",
 )
 FAMILIES = ("front", "bq", "ip", "pending")

@@ -21,14 +21,16 @@ from redis.exceptions import RedisError, ResponseError
 from scrapy.exceptions import CloseSpider, NotConfigured
 from scrapy.utils.defer import deferred_from_coro
 
-from extensions.dns import HostResolver, parse_hosts_map
-from extensions.frontier.admission import Admission, Rejected
+from extensions.dns_cache import DnsSettings, HostResolver
+from extensions.dns_policy import AddressRefused
+from extensions.frontier.admission import Admission, Rejected, url_filter_from_settings
 from extensions.frontier.core import DownloadEvent, Frontier, FrontierReply
 from extensions.frontier.keys import FrontierKeys
 from extensions.frontier.records import RecordError, decode_request
 from extensions.frontier.settings import frontier_config, scheduler_settings
 from extensions.redis_conn import RedisUnavailable, redis_lifecycle
-from extensions.urls import Canonicalizer
+from extensions.url_filters import compile_block_rules
+from extensions.urls import DEFAULT_SESSION_PARAMS, DEFAULT_TRACKING_PARAMS, Canonicalizer
 
 if TYPE_CHECKING:
     from collections.abc import Coroutine
@@ -50,18 +52,22 @@ class FrontierScheduler:
         self.config = frontier_config(settings)
         self.opts = scheduler_settings(settings, self.config.priorities)
         try:
-            hosts_map = parse_hosts_map(settings.get("DNS_HOSTS_MAP"))
+            self.resolver = HostResolver(DnsSettings.from_settings(settings), stats=self.stats)
+            url_filter = url_filter_from_settings(settings)
+            self.initial_block_rules = settings.getlist("URL_BLOCKLIST")
+            compile_block_rules(self.initial_block_rules)
         except ValueError as exc:
             raise NotConfigured(str(exc)) from None
-        self.resolver = HostResolver(
-            hosts_map, self.opts.dns_cache_ttl, self.opts.dns_timeout, self.opts.dns_hosts_map_only
-        )
         self.admission = Admission(
-            Canonicalizer(),
-            self.resolver,
-            self.opts.default_priority,
-            self.config.priorities,
-            self.opts.keep_referer,
+            canonicalizer=Canonicalizer(
+                settings.getlist("URL_TRACKING_PARAMS", list(DEFAULT_TRACKING_PARAMS)),
+                settings.getlist("URL_SESSION_PARAMS", list(DEFAULT_SESSION_PARAMS)),
+            ),
+            url_filter=url_filter,
+            resolver=self.resolver,
+            default_priority=self.opts.default_priority,
+            priorities=self.config.priorities,
+            keep_referer=self.opts.keep_referer,
         )
         self.concurrency = settings.getint("CONCURRENT_REQUESTS", 16)
         self.frontier: Frontier | None = None
@@ -81,6 +87,9 @@ class FrontierScheduler:
         self._wake_handle: asyncio.TimerHandle | None = None
         self._redis_failures = 0
         self._closing = False
+        self._blocklist_due = 0.0
+        self._blocklist_lines: list[str] | None = None
+        self._blocklist_key = ""
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> FrontierScheduler:
@@ -100,6 +109,11 @@ class FrontierScheduler:
             raise CloseSpider("redis_unavailable") from None
         keys = FrontierKeys(self.opts.crawl_name or spider.name)
         self.frontier = Frontier(client, keys, self.config)
+        self.resolver.redis, self.resolver.redis_key = client, keys.dns
+        self._blocklist_key = keys.blocklist
+        if self.initial_block_rules:
+            await client.sadd(keys.blocklist, *self.initial_block_rules)
+        await self._refresh_blocklist()
         self._hook_engine()
         logger.info(
             "Frontier %s: delay %.2fs, %d back queues, lease TTL %.0fs",
@@ -301,10 +315,12 @@ class FrontierScheduler:
         want = self.concurrency - active - len(self._buffer)
         if want <= 0:
             return
+        if time.time() >= self._blocklist_due:
+            await self._refresh_blocklist()
         reply = await self.frontier.lease(want)
         self._note(reply)
         for lease_id, record in reply.leases:
-            self._buffer.append(self._leased_request(lease_id, record))
+            self._dispatch(lease_id, record)
         for host in reply.hosts:
             self._start_resolution(host)
         self.stats.inc_value("frontier/leased", len(reply.leases))
@@ -313,6 +329,41 @@ class FrontierScheduler:
         else:
             wake = [t for t in (reply.next_due, reply.next_expiry) if t is not None]
             self._schedule_wake(min([*wake, time.time() + self.opts.poll_interval]))
+
+    def _dispatch(self, lease_id: str, record: str) -> None:
+        """Gates applied when a request leaves the frontier: what was queued before
+        an operator blocked its host or pattern is dropped, never fetched."""
+        request = self._leased_request(lease_id, record)
+        rule = self.admission.block_rules.match(request.url)
+        if rule is not None:
+            self._drop(request, "blocked")
+            return
+        self._buffer.append(request)
+
+    def _drop(self, request: Request, reason: str) -> None:
+        """Ack a leased request that will not be fetched: the IP is freed uncharged."""
+        lease_id = request.meta["frontier_lease"]
+        self._leases.pop(lease_id, None)
+        self._downloading.discard(lease_id)
+        self._events.append(DownloadEvent("ack", lease_id, time.time()))
+        self.stats.inc_value(f"frontier/dropped/{reason}")
+        self._kick_flush()
+
+    async def _refresh_blocklist(self) -> None:
+        """Operators change the blocklist in Redis while the crawl runs."""
+        assert self.frontier is not None
+        self._blocklist_due = time.time() + self.opts.blocklist_refresh
+        lines = sorted(m.decode() for m in await self.frontier.redis.smembers(self._blocklist_key))
+        if lines == self._blocklist_lines:
+            return
+        self._blocklist_lines = lines
+        try:
+            self.admission.block_rules = compile_block_rules(lines)
+        except ValueError as exc:
+            logger.error("Blocklist not updated: %s", exc)
+            self.stats.inc_value("frontier/blocklist/invalid")
+            return
+        logger.info("Blocklist: %d rules", len(lines))
 
     def _leased_request(self, lease_id: str, record: str) -> Request:
         assert self.spider is not None
@@ -345,6 +396,9 @@ class FrontierScheduler:
         try:
             try:
                 ip = await self.resolver.resolve(host)
+            except AddressRefused as exc:
+                await self._guarded(self._address_refused(exc))
+                return
             except Exception as exc:  # DNS errors come in many types
                 await self._guarded(self._resolution_failed(host, exc))
                 return
@@ -358,6 +412,12 @@ class FrontierScheduler:
         finally:
             self._resolving.discard(host)
             self._wake_engine()
+
+    async def _address_refused(self, exc: AddressRefused) -> None:
+        assert self.frontier is not None
+        logger.warning("Dropping URLs of %s", exc)
+        self.stats.inc_value(f"frontier/dns/refused/{exc.reason}")
+        self._note(await self.frontier.route_pending(exc.host, drop=True))
 
     async def _resolution_failed(self, host: str, exc: Exception) -> None:
         assert self.frontier is not None

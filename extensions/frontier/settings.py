@@ -21,10 +21,8 @@ class SchedulerSettings:
     poll_interval: float
     dns_retries: int
     dns_retry_delay: float
-    dns_hosts_map_only: bool
-    dns_cache_ttl: float
-    dns_timeout: float
     max_redis_failures: int
+    blocklist_refresh: float
 
 
 def _weights(settings: BaseSettings) -> tuple[int, ...]:
@@ -57,6 +55,8 @@ def frontier_config(settings: BaseSettings) -> FrontierConfig:
             quarantine_after=settings.getint("FRONTIER_QUARANTINE_AFTER", 5),
             quarantine_s=settings.getfloat("FRONTIER_QUARANTINE_S", 600.0),
             adaptive_factor=settings.getfloat("FRONTIER_ADAPTIVE_DELAY_FACTOR", 0.0),
+            max_pages_per_host=settings.getint("FRONTIER_MAX_PAGES_PER_HOST", 0),
+            max_per_pattern=settings.getint("URL_MAX_PER_PATTERN", 1000),
         )
     except ValueError as exc:
         raise NotConfigured(str(exc)) from None
@@ -79,8 +79,6 @@ def scheduler_settings(settings: BaseSettings, priorities: int) -> SchedulerSett
         poll_interval=poll,
         dns_retries=settings.getint("FRONTIER_DNS_RETRIES", 3),
         dns_retry_delay=settings.getfloat("FRONTIER_DNS_RETRY_DELAY", 5.0),
-        dns_hosts_map_only=settings.getbool("DNS_HOSTS_MAP_ONLY", False),
-        dns_cache_ttl=settings.getfloat("DNS_CACHE_TTL", 3600.0),
-        dns_timeout=settings.getfloat("DNS_TIMEOUT", 60.0),
         max_redis_failures=settings.getint("FRONTIER_MAX_REDIS_FAILURES", 10),
+        blocklist_refresh=settings.getfloat("URL_BLOCKLIST_REFRESH", 5.0),
     )

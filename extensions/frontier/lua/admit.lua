@@ -1,11 +1,37 @@
--- Admit a batch of requests: URL-seen, then route each to its IP's back queue
--- or a front queue; unresolved hosts park their requests in a pending list.
--- A.items: list of {seen_key ('' = dont_filter), ip ('' = unresolved), host, prio, rec}
-local admitted, duplicate, parked = 0, 0, {}
+-- Admit a batch of requests: URL-seen, crawl budgets, then route each to its IP's
+-- back queue or a front queue; unresolved hosts park their requests in a pending list.
+-- A.items: list of {seen_key ('' = dont_filter), ip ('' = unresolved), host, prio, rec,
+-- pattern}. Retries and redirects (seen_key '') bypass URL-seen and budgets.
+
+-- Budgets are counted only for URLs new to the crawl, atomically across workers.
+local function over_budget(host, pattern)
+  if CFG.max_pages_per_host > 0
+      and redis.call('HINCRBY', K.host_pages, host, 1) > CFG.max_pages_per_host then
+    return 'host_budget'
+  end
+  if CFG.max_per_pattern > 0 and pattern ~= ''
+      and redis.call('HINCRBY', K.patterns, pattern, 1) > CFG.max_per_pattern then
+    return 'pattern_cap'
+  end
+  return nil
+end
+
+local admitted, duplicate, parked, refused = 0, 0, {}, {}
 for _, it in ipairs(A.items) do
-  local seen_key, ip, host, prio, rec = it[1], it[2], it[3], it[4], it[5]
-  if seen_key ~= '' and redis.call('SADD', K.seen, seen_key) == 0 then
+  local seen_key, ip, host, prio, rec, pattern = it[1], it[2], it[3], it[4], it[5], it[6]
+  local verdict = nil
+  if seen_key ~= '' then
+    if redis.call('SADD', K.seen, seen_key) == 0 then
+      verdict = 'duplicate'
+    else
+      verdict = over_budget(host, pattern)
+    end
+  end
+  if verdict == 'duplicate' then
     duplicate = duplicate + 1
+  elseif verdict then
+    refused[verdict] = (refused[verdict] or 0) + 1
+    stat(verdict)
   else
     admitted = admitted + 1
     if ip == '' then
@@ -23,5 +49,5 @@ stat('admitted', admitted)
 stat('duplicate', duplicate)
 refill()
 local out = counters()
-out.admitted, out.duplicate, out.parked = admitted, duplicate, parked
+out.admitted, out.duplicate, out.parked, out.refused = admitted, duplicate, parked, refused
 return cjson.encode(out)
