@@ -96,6 +96,20 @@ URL_BLOCKLIST: list[str] = []
 # Seconds between re-reads of the live blocklist (operators change it in Redis).
 URL_BLOCKLIST_REFRESH = 5.0
 
+# --- URL-seen (Bloom filter per worker in front of the exact set in Redis) ------------------
+# Bloom bits per URL key: false-positive rate 6.7e-5 at 20, 8.2e-3 at 10.
+SEEN_BITS_PER_KEY = 20
+# Keys per worker in the first Bloom generation (25 MB file at 20 bits/key).
+SEEN_CAPACITY = 10_000_000
+# True: only keys Redis confirmed are dropped locally (lossless); False: drop Bloom hits.
+SEEN_EXACT = True
+# Capacity factor (1 or 2) of each new Bloom generation once the current one is full.
+SEEN_GROWTH = 2
+# Redis-confirmed keys kept in a per-worker LRU (~156 bytes each).
+SEEN_LOCAL_CACHE = 100_000
+# Bloom file prefix in CRAWL_DATA_DIR/seen; "" = the lowest free w0, w1, ...
+SEEN_WORKER_ID = ""
+
 # --- DNS ---------------------------------------------------------------------------
 # Resolver installed on the reactor: hosts map first, then the system resolver (cached).
 TWISTED_DNS_RESOLVER = "extensions.dns.HostsMapResolver"

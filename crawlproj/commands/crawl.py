@@ -18,6 +18,7 @@ from crawlproj.seeds import SeedError, read_seed_arg
 from extensions.dns_cache import DnsSettings
 from extensions.frontier.admission import url_filter_from_settings
 from extensions.redis_conn import RedisUnavailable, connect_url
+from extensions.seen import SeenConfig
 from extensions.url_filters import compile_block_rules
 
 if TYPE_CHECKING:
@@ -39,6 +40,7 @@ def preflight(settings: BaseSettings, spider_args: dict[str, str]) -> None:
         DnsSettings.from_settings(settings)
         url_filter_from_settings(settings)
         compile_block_rules(settings.getlist("URL_BLOCKLIST"))
+        SeenConfig.from_settings(settings)
         if settings.get("REDIS_URL"):
             connect_url(settings.get("REDIS_URL")).close()
     except (SeedError, RedisUnavailable, ValueError) as exc:

@@ -24,11 +24,12 @@ from scrapy.utils.defer import deferred_from_coro
 from extensions.dns_cache import DnsSettings, HostResolver
 from extensions.dns_policy import AddressRefused
 from extensions.frontier.admission import Admission, Rejected, url_filter_from_settings
-from extensions.frontier.core import DownloadEvent, Frontier, FrontierReply
+from extensions.frontier.core import AdmitItem, DownloadEvent, Frontier, FrontierReply
 from extensions.frontier.keys import FrontierKeys
 from extensions.frontier.records import RecordError, decode_request
 from extensions.frontier.settings import frontier_config, scheduler_settings
-from extensions.redis_conn import RedisUnavailable, redis_lifecycle
+from extensions.redis_conn import RedisUnavailable, data_dir_from_settings, redis_lifecycle
+from extensions.seen import UrlSeen
 from extensions.url_filters import compile_block_rules
 from extensions.urls import DEFAULT_SESSION_PARAMS, DEFAULT_TRACKING_PARAMS, Canonicalizer
 
@@ -71,8 +72,9 @@ class FrontierScheduler:
         )
         self.concurrency = settings.getint("CONCURRENT_REQUESTS", 16)
         self.frontier: Frontier | None = None
+        self.seen: UrlSeen  # opened with the frontier: its files live in CRAWL_DATA_DIR
         self.spider: Spider | None = None
-        self._admit_batch: list[Any] = []
+        self._admit_batch: list[AdmitItem] = []
         self._events: list[DownloadEvent] = []
         self._buffer: deque[Request] = deque()
         self._leases: dict[str, Request] = {}  # lease id -> request, until acked
@@ -109,6 +111,13 @@ class FrontierScheduler:
             raise CloseSpider("redis_unavailable") from None
         keys = FrontierKeys(self.opts.crawl_name or spider.name)
         self.frontier = Frontier(client, keys, self.config)
+        try:
+            self.seen = UrlSeen.from_settings(
+                self.crawler.settings, data_dir_from_settings(self.crawler.settings), self.stats
+            )
+        except (ValueError, RuntimeError) as exc:
+            logger.error("URL-seen: %s", exc)
+            raise CloseSpider("seen_unavailable") from None
         self.resolver.redis, self.resolver.redis_key = client, keys.dns
         self._blocklist_key = keys.blocklist
         if self.initial_block_rules:
@@ -148,6 +157,7 @@ class FrontierScheduler:
             for name, value in stats.items():
                 self.stats.set_value(f"frontier/redis/{name}", value)
             await self.frontier.redis.aclose()
+            self.seen.close()
         logger.info("Frontier closed (%s): %d leases unacked", reason, len(self._leases))
 
     def has_pending_requests(self) -> bool:
@@ -248,12 +258,17 @@ class FrontierScheduler:
         assert self.frontier is not None
         if self._admit_batch:
             batch, self._admit_batch = self._admit_batch, []
+            batch = self._drop_seen_locally(batch)
             try:
                 reply = await self.frontier.admit(batch)
             except RedisError:
                 self._admit_batch[:0] = batch  # keep order; retried by the loop
                 raise
+            # Every key sent is in the exact set now, admitted or confirmed seen.
+            self.seen.record([item.seen_key for item in batch if item.seen_key])
             self._note(reply)
+            for reason, count in (reply.extra.get("refused") or {}).items():
+                self.stats.inc_value(f"frontier/rejected/{reason}", count)
             self.stats.inc_value("frontier/admitted", reply.extra.get("admitted", 0))
             self.stats.inc_value("frontier/duplicate", reply.extra.get("duplicate", 0))
             for host in reply.extra.get("parked") or []:
@@ -266,6 +281,14 @@ class FrontierScheduler:
                 self._events[:0] = events
                 raise
             self._note(reply)
+
+    def _drop_seen_locally(self, batch: list[AdmitItem]) -> list[AdmitItem]:
+        """URL-seen's local side: drop keys this worker already had confirmed by Redis
+        (or, with SEEN_EXACT off, every Bloom hit) before the round trip."""
+        send, dropped = self.seen.split([item.seen_key for item in batch])
+        if dropped:
+            self.stats.inc_value("frontier/duplicate", len(dropped))
+        return batch if not dropped else [batch[i] for i in send]
 
     async def _guarded(self, coro: Coroutine[Any, Any, None]) -> None:
         """Run one Redis step; on a Redis error back off, and give up (closing the
