@@ -110,6 +110,28 @@ SEEN_LOCAL_CACHE = 100_000
 # Bloom file prefix in CRAWL_DATA_DIR/seen; "" = the lowest free w0, w1, ...
 SEEN_WORKER_ID = ""
 
+# --- Robots (RFC 9309), checked by the frontier before any page of an origin leaves ---------
+# Obey robots.txt (Scrapy's own RobotsTxtMiddleware stays off: ROBOTSTXT_OBEY).
+ROBOTS_ENABLED = True
+# Product token matched case-insensitively against robots.txt User-agent lines.
+ROBOTS_USER_AGENT = "crawlproj"
+# Seconds a 2xx (rules) or 4xx (allow all) robots verdict is reused; RFC 9309 2.4: <= 24 h.
+ROBOTS_CACHE_TTL = 86400.0
+# Seconds a 5xx/429/network-error robots.txt disallows its origin before a refetch.
+ROBOTS_ERROR_TTL = 600.0
+# Cap (s) on an error verdict's lifetime when Retry-After asks for longer.
+ROBOTS_MAX_ERROR_TTL = 86400.0
+# Bytes of robots.txt parsed (cut at a line end); RFC 9309 2.5 requires >= 512000.
+ROBOTS_MAX_BYTES = 512000
+# Seconds before a robots.txt fetch counts as a network failure (disallow, error TTL).
+ROBOTS_FETCH_TIMEOUT = 30.0
+# Crawl-delay values above this (s) are capped (a site could otherwise stall a crawl).
+ROBOTS_MAX_CRAWL_DELAY = 300.0
+# Unavailable robots.txt verdicts per origin before its queued pages are dropped.
+ROBOTS_MAX_ERROR_RETRIES = 3
+# Queue robots.txt Sitemap URLs (at the lowest priority).
+ROBOTS_SITEMAPS = True
+
 # --- DNS ---------------------------------------------------------------------------
 # Resolver installed on the reactor: hosts map first, then the system resolver (cached).
 TWISTED_DNS_RESOLVER = "extensions.dns.HostsMapResolver"

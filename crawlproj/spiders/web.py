@@ -12,6 +12,7 @@ from scrapy.http import Response, TextResponse
 from crawlproj.items import PageItem
 from crawlproj.links import extract_links
 from crawlproj.seeds import SeedLine, read_seed_arg
+from extensions.robots_cache import parse_sitemap
 
 
 class WebSpider(scrapy.Spider):
@@ -39,6 +40,28 @@ class WebSpider(scrapy.Spider):
             return
         for url in extract_links(response):
             yield scrapy.Request(url, callback=self.parse, errback=self.on_error)
+
+    def parse_sitemap(self, response: Response) -> Iterator[PageItem | scrapy.Request]:
+        """Sitemaps (from robots.txt): their page URLs enter the frontier at the
+        lowest priority, nested sitemaps too; <lastmod> rides along in meta."""
+        yield self.page_item(response)
+        try:
+            pages, nested = parse_sitemap(response.body, response.url)
+        except ValueError as exc:  # too large, corrupt gzip, not a sitemap
+            self.logger.warning("Sitemap %s skipped: %s", response.url, exc)
+            self.crawler.stats.inc_value("crawlproj/sitemaps/invalid")
+            return
+        lowest = {"frontier_priority": self.lowest_priority}
+        for url in nested:
+            yield scrapy.Request(url, callback=self.parse_sitemap, meta=dict(lowest))
+        for url, lastmod in pages:
+            meta = {**lowest, "lastmod": lastmod} if lastmod else dict(lowest)
+            yield scrapy.Request(url, callback=self.parse, errback=self.on_error, meta=meta)
+        self.crawler.stats.inc_value("crawlproj/sitemaps/urls", len(pages))
+
+    @property
+    def lowest_priority(self) -> int:
+        return len(self.crawler.settings.getlist("FRONTIER_PRIORITY_WEIGHTS", [0] * 5)) - 1
 
     def page_item(self, response: Response) -> PageItem:
         redirects = response.meta.get("redirect_urls") or []

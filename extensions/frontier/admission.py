@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
     from extensions.dns_cache import HostResolver
+    from extensions.frontier.robots_gate import RobotsGate
     from extensions.urls import Canonicalizer
 
 
@@ -65,6 +66,8 @@ class Admission:
     default_priority: int
     priorities: int
     keep_referer: bool
+    # The robots gate, when robots.txt is obeyed: a cached verdict rejects at admission.
+    robots: RobotsGate | None = None
     # Replaced whole when the operator's blocklist in Redis changes.
     block_rules: BlockRules = field(default_factory=lambda: compile_block_rules([]))
 
@@ -84,6 +87,8 @@ class Admission:
             raise Rejected(f"filter/{reason}")
         if self.block_rules.match(canonical) is not None:
             raise Rejected("blocked")
+        if self.robots is not None and not self.robots.admits(canonical):
+            raise Rejected("robots_forbidden")
         if canonical != request.url:
             request = request.replace(url=canonical)
         host = host_of(canonical)

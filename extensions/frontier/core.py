@@ -136,6 +136,7 @@ class DownloadEvent:
     retry_after: float | None = None
     timeout: bool = False
     latency: float | None = None
+    block_until: float | None = None  # 'release': keep the IP blocked until then
 
     def lua(self) -> dict[str, Any]:
         event: dict[str, Any] = {"t": self.kind, "id": self.lease_id, "at": self.at}
@@ -147,6 +148,8 @@ class DownloadEvent:
             event["timeout"] = True
         if self.latency is not None:
             event["latency"] = self.latency
+        if self.block_until is not None:
+            event["block_until"] = self.block_until
         return event
 
 

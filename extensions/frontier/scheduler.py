@@ -18,6 +18,7 @@ from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import RedisError, ResponseError
+from scrapy import Request
 from scrapy.exceptions import CloseSpider, NotConfigured
 from scrapy.utils.defer import deferred_from_coro
 
@@ -27,8 +28,11 @@ from extensions.frontier.admission import Admission, Rejected, url_filter_from_s
 from extensions.frontier.core import AdmitItem, DownloadEvent, Frontier, FrontierReply
 from extensions.frontier.keys import FrontierKeys
 from extensions.frontier.records import RecordError, decode_request
+from extensions.frontier.robots_gate import RobotsGate
 from extensions.frontier.settings import frontier_config, scheduler_settings
 from extensions.redis_conn import RedisUnavailable, data_dir_from_settings, redis_lifecycle
+from extensions.robots import RobotsPolicy
+from extensions.robots_cache import RobotsCache, origin_of, robots_url
 from extensions.seen import UrlSeen
 from extensions.url_filters import compile_block_rules
 from extensions.urls import DEFAULT_SESSION_PARAMS, DEFAULT_TRACKING_PARAMS, Canonicalizer
@@ -36,7 +40,7 @@ from extensions.urls import DEFAULT_SESSION_PARAMS, DEFAULT_TRACKING_PARAMS, Can
 if TYPE_CHECKING:
     from collections.abc import Coroutine
 
-    from scrapy import Request, Spider
+    from scrapy import Spider
     from scrapy.crawler import Crawler
     from twisted.internet.defer import Deferred
 
@@ -55,6 +59,11 @@ class FrontierScheduler:
         try:
             self.resolver = HostResolver(DnsSettings.from_settings(settings), stats=self.stats)
             url_filter = url_filter_from_settings(settings)
+            self.robots_policy = (
+                RobotsPolicy.from_settings(settings)
+                if settings.getbool("ROBOTS_ENABLED", True)
+                else None
+            )
             self.initial_block_rules = settings.getlist("URL_BLOCKLIST")
             compile_block_rules(self.initial_block_rules)
         except ValueError as exc:
@@ -92,6 +101,8 @@ class FrontierScheduler:
         self._blocklist_due = 0.0
         self._blocklist_lines: list[str] | None = None
         self._blocklist_key = ""
+        self._robots_tasks: dict[str, asyncio.Task[None]] = {}
+        self.robots: RobotsGate | None = None  # set at open when ROBOTS_ENABLED
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> FrontierScheduler:
@@ -120,6 +131,16 @@ class FrontierScheduler:
             raise CloseSpider("seen_unavailable") from None
         self.resolver.redis, self.resolver.redis_key = client, keys.dns
         self._blocklist_key = keys.blocklist
+        if self.robots_policy is not None:
+            self.robots = RobotsGate(
+                self.robots_policy,
+                RobotsCache(client, keys.robots),
+                self.stats,
+                hop_delay=self.config.delay,
+                max_crawl_delay=self.opts.robots_max_crawl_delay,
+                max_error_retries=self.opts.robots_max_error_retries,
+            )
+            self.admission.robots = self.robots
         if self.initial_block_rules:
             await client.sadd(keys.blocklist, *self.initial_block_rules)
         await self._refresh_blocklist()
@@ -146,6 +167,10 @@ class FrontierScheduler:
             lease_id = request.meta["frontier_lease"]
             self._leases.pop(lease_id, None)
             self._events.append(DownloadEvent("release", lease_id, now))
+        for task in list(self._robots_tasks.values()):
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
         for task in (self._lease_task, self._flush_task):
             if task is not None:
                 with contextlib.suppress(Exception):
@@ -202,8 +227,12 @@ class FrontierScheduler:
         timeout: bool = False,
     ) -> None:
         lease_id = request.meta.get("frontier_lease")
-        if lease_id is None or lease_id not in self._downloading:
-            return
+        if (
+            lease_id is None
+            or lease_id not in self._downloading
+            or "frontier_robots" in request.meta
+        ):
+            return  # robots.txt fetches report their own outcome (after redirect hops)
         self._downloading.discard(lease_id)
         latency = request.meta.get("download_latency")
         self._events.append(
@@ -215,6 +244,8 @@ class FrontierScheduler:
         """The engine is done with `request`: response parsed and its outlinks queued
         (or a redirect/retry queued, or the request dropped). Ack its lease."""
         lease_id = request.meta.get("frontier_lease")
+        if "frontier_robots" in request.meta:
+            return  # the page behind a robots.txt fetch is released, not acked
         if lease_id is None or self._leases.pop(lease_id, None) is None:
             return
         self._downloading.discard(lease_id)
@@ -342,8 +373,11 @@ class FrontierScheduler:
             await self._refresh_blocklist()
         reply = await self.frontier.lease(want)
         self._note(reply)
-        for lease_id, record in reply.leases:
-            self._dispatch(lease_id, record)
+        requests = [self._leased_request(lease_id, record) for lease_id, record in reply.leases]
+        if requests and self.robots is not None:
+            await self.robots.prefetch({origin_of(r.url) for r in requests})
+        for request in requests:
+            self._dispatch(request)
         for host in reply.hosts:
             self._start_resolution(host)
         self.stats.inc_value("frontier/leased", len(reply.leases))
@@ -353,15 +387,85 @@ class FrontierScheduler:
             wake = [t for t in (reply.next_due, reply.next_expiry) if t is not None]
             self._schedule_wake(min([*wake, time.time() + self.opts.poll_interval]))
 
-    def _dispatch(self, lease_id: str, record: str) -> None:
-        """Gates applied when a request leaves the frontier: what was queued before
-        an operator blocked its host or pattern is dropped, never fetched."""
-        request = self._leased_request(lease_id, record)
-        rule = self.admission.block_rules.match(request.url)
-        if rule is not None:
+    def _dispatch(self, request: Request) -> None:
+        """Gates applied when a request leaves the frontier: operator blocks (what was
+        queued before a host was blocked is dropped, never fetched), then robots.txt."""
+        if self.admission.block_rules.match(request.url) is not None:
             self._drop(request, "blocked")
             return
-        self._buffer.append(request)
+        if self.robots is None:
+            self._buffer.append(request)
+            return
+        origin = origin_of(request.url)
+        verdict = self.robots.verdict(origin)
+        if verdict is None:
+            self._fetch_robots(request, origin)
+        elif self.robots.unavailable(verdict):
+            if self.robots.gave_up(origin):
+                self._drop(request, "robots_unavailable")
+            else:
+                self._release(request, block_until=verdict.expires_at)
+        elif self.robots.allows(verdict, request.url):
+            self._buffer.append(request)
+        else:
+            self._drop(request, "robots_forbidden")
+
+    def _release(self, request: Request, block_until: float | None = None) -> None:
+        """Hand a leased request back to the head of its queue, unfetched; the IP is
+        blocked until `block_until` (robots.txt unavailable) when given."""
+        lease_id = request.meta["frontier_lease"]
+        self._leases.pop(lease_id, None)
+        self._downloading.discard(lease_id)
+        self._events.append(
+            DownloadEvent("release", lease_id, time.time(), block_until=block_until)
+        )
+        self._kick_flush()
+
+    def _fetch_robots(self, request: Request, origin: str) -> None:
+        """Spend this page's lease on the origin's robots.txt (same IP, same delay)."""
+        lease_id = request.meta["frontier_lease"]
+        ip = request.meta["frontier_ip"]
+        meta = {
+            "frontier_lease": lease_id,
+            "frontier_ip": ip,
+            "download_slot": ip,
+            "frontier_robots": origin,
+        }
+        task = self._spawn(self._robots_then_release(request, origin, meta))
+        self._robots_tasks[lease_id] = task
+        task.add_done_callback(lambda _: self._robots_tasks.pop(lease_id, None))
+
+    async def _robots_then_release(
+        self, request: Request, origin: str, meta: dict[str, Any]
+    ) -> None:
+        assert self.robots is not None and self.frontier is not None
+        lease_id, ip = meta["frontier_lease"], meta["frontier_ip"]
+        engine = self.crawler.engine
+        assert engine is not None
+        try:
+            fetch = await self.robots.fetch(engine, origin, robots_url(origin), meta)
+        except asyncio.CancelledError:
+            self._release(request)  # closing: the page goes back, the IP uncharged
+            raise
+        delay = self.robots.crawl_delay(fetch.verdict)
+        if delay is not None:
+            # Before the fetch is reported, so the next_fetch_at it sets includes it.
+            await self._guarded(self.frontier.set_ip_delay(ip, "crawl_delay", delay))
+        self._downloading.discard(lease_id)
+        self._events.append(DownloadEvent("done", lease_id, fetch.ended_at, fetch.status))
+        block = fetch.verdict.expires_at if self.robots.unavailable(fetch.verdict) else None
+        self._release(request, block_until=block)
+        self._queue_sitemaps(fetch.verdict.sitemaps)
+
+    def _queue_sitemaps(self, sitemaps: tuple[str, ...]) -> None:
+        """Sitemaps from robots.txt enter the frontier at the lowest priority."""
+        callback = getattr(self.spider, "parse_sitemap", None)
+        if not sitemaps or callback is None or not self.opts.robots_sitemaps:
+            return
+        for url in sitemaps:
+            meta = {"frontier_priority": self.config.priorities - 1, "sitemap": True}
+            self.enqueue_request(Request(url, callback=callback, meta=meta))
+            self.stats.inc_value("robots/sitemaps_queued")
 
     def _drop(self, request: Request, reason: str) -> None:
         """Ack a leased request that will not be fetched: the IP is freed uncharged."""

@@ -23,6 +23,9 @@ class SchedulerSettings:
     dns_retry_delay: float
     max_redis_failures: int
     blocklist_refresh: float
+    robots_max_crawl_delay: float
+    robots_max_error_retries: int
+    robots_sitemaps: bool
 
 
 def _weights(settings: BaseSettings) -> tuple[int, ...]:
@@ -81,4 +84,7 @@ def scheduler_settings(settings: BaseSettings, priorities: int) -> SchedulerSett
         dns_retry_delay=settings.getfloat("FRONTIER_DNS_RETRY_DELAY", 5.0),
         max_redis_failures=settings.getint("FRONTIER_MAX_REDIS_FAILURES", 10),
         blocklist_refresh=settings.getfloat("URL_BLOCKLIST_REFRESH", 5.0),
+        robots_max_crawl_delay=settings.getfloat("ROBOTS_MAX_CRAWL_DELAY", 300.0),
+        robots_max_error_retries=settings.getint("ROBOTS_MAX_ERROR_RETRIES", 3),
+        robots_sitemaps=settings.getbool("ROBOTS_SITEMAPS", True),
     )

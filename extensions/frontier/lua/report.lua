@@ -4,7 +4,8 @@
 -- while parsing loses nothing.
 -- A 'release' event hands back a lease that never reached the downloader (a worker
 -- closing with leases buffered): the record returns to the head of its queue.
--- A.events: list of {t='done'|'ack'|'release', id, at, status, retry_after, timeout, latency}
+-- A.events: list of {t='done'|'ack'|'release', id, at, status, retry_after, timeout, latency,
+-- block_until}
 
 local function outcome(ip, ev)
   local key = F.ip .. ip
@@ -51,6 +52,11 @@ for _, ev in ipairs(A.events) do
       redis.call('SADD', K.active, ip)
       if redis.call('HDEL', K.lease_dl, ev.id) == 1 then
         redis.call('HINCRBY', F.ip .. ip, 'inflight', -1)
+      end
+      if ev.block_until then
+        local blocked = num(redis.call('HGET', F.ip .. ip, 'blocked_until'), 0)
+        redis.call('HSET', F.ip .. ip, 'blocked_until', math.max(blocked, ev.block_until))
+        redis.call('ZREM', K.ready, ip)  -- rescheduled below at the new time
       end
       stat('queued', 1)
       stat('released')

@@ -1,0 +1,155 @@
+"""The robots.txt gate on the frontier's dispatch path (replaces RobotsTxtMiddleware).
+
+No page request for an origin leaves before its robots verdict is known. When a
+leased page meets an unknown origin, the page's lease is spent on fetching
+robots.txt instead: the fetch goes to the same IP through the downloader, so it
+counts against the IP's delay, and the page goes back to the head of its queue to
+be leased again once the IP is due. Verdicts are shared by every worker (Redis),
+Crawl-delay becomes the IP's crawl_delay, and Sitemap URLs are queued at the
+lowest priority.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from scrapy import Request
+
+from extensions.robots import DISALLOW_ALL, MAX_REDIRECTS, next_redirect, verdict_from_response
+from extensions.robots_cache import origin_of
+
+if TYPE_CHECKING:
+    from scrapy.core.engine import ExecutionEngine
+    from scrapy.http import Response
+
+    from extensions.robots import RobotsPolicy, RobotsVerdict
+    from extensions.robots_cache import RobotsCache
+
+
+@dataclass(frozen=True)
+class RobotsFetch:
+    """The outcome of one robots.txt fetch, as the frontier needs it."""
+
+    verdict: RobotsVerdict
+    status: int  # of the last response; 0 = network failure or timeout
+    ended_at: float
+
+
+logger = logging.getLogger(__name__)
+
+
+def _headers(response: Response) -> dict[str, str]:
+    return {
+        k.decode("latin-1"): v[0].decode("latin-1")
+        for k, v in response.headers.items()
+        if v  # a header without a value carries nothing to read
+    }
+
+
+class RobotsGate:
+    def __init__(
+        self,
+        policy: RobotsPolicy,
+        cache: RobotsCache,
+        stats: Any,
+        hop_delay: float,
+        max_crawl_delay: float,
+        max_error_retries: int,
+    ) -> None:
+        self.policy = policy
+        self.cache = cache
+        self.stats = stats
+        self.hop_delay = hop_delay
+        self.max_crawl_delay = max_crawl_delay
+        self.max_error_retries = max_error_retries
+        self._errors: dict[str, int] = {}  # origin -> unavailable verdicts seen here
+
+    def verdict(self, origin: str) -> RobotsVerdict | None:
+        return self.cache.get_local(origin)
+
+    async def prefetch(self, origins: set[str]) -> None:
+        """Load shared verdicts for these origins in one round trip."""
+        unknown = [o for o in origins if self.cache.get_local(o) is None]
+        if unknown:
+            await self.cache.get_many(unknown)
+
+    def allows(self, verdict: RobotsVerdict, url: str) -> bool:
+        return verdict.allows(url, self.policy.user_agent_token)
+
+    def admits(self, url: str) -> bool:
+        """Admission check: False only when a cached verdict (not a temporary
+        unavailability) disallows `url`, so it never takes a queue slot."""
+        verdict = self.cache.get_local(origin_of(url))
+        if verdict is None or self.unavailable(verdict):
+            return True
+        return self.allows(verdict, url)
+
+    def unavailable(self, verdict: RobotsVerdict) -> bool:
+        """5xx/429/network failure: a temporary complete disallow (RFC 9309 2.3.1.4)."""
+        return verdict.kind == DISALLOW_ALL
+
+    def gave_up(self, origin: str) -> bool:
+        """True once the origin's robots.txt failed ROBOTS_MAX_ERROR_RETRIES times here:
+        its pages are then dropped, so a finite crawl still ends."""
+        return self._errors.get(origin, 0) > self.max_error_retries
+
+    def crawl_delay(self, verdict: RobotsVerdict) -> float | None:
+        if verdict.crawl_delay is None:
+            return None
+        return min(verdict.crawl_delay, self.max_crawl_delay)
+
+    async def fetch(
+        self, engine: ExecutionEngine, origin: str, url: str, meta: dict[str, Any]
+    ) -> RobotsFetch:
+        """Fetch robots.txt, following up to MAX_REDIRECTS hops, each after the IP's
+        delay; cache and return the verdict."""
+        status, body, headers = 0, b"", {}
+        for hop in range(MAX_REDIRECTS + 1):
+            if hop:
+                await asyncio.sleep(self.hop_delay)  # the IP is still leased meanwhile
+            status, body, headers = await self._download(engine, url, meta)
+            target = next_redirect(url, status, headers) if 300 <= status < 400 else None
+            if target is None:
+                break
+            url = target
+            self.stats.inc_value("robots/redirect")
+        ended = time.time()
+        verdict = verdict_from_response(
+            status, body, headers, ended, self.policy, self.policy.user_agent_token
+        )
+        await self.cache.put(origin, verdict)
+        self.stats.inc_value(f"robots/verdict/{verdict.kind}")
+        if self.unavailable(verdict):
+            self._errors[origin] = self._errors.get(origin, 0) + 1
+        else:
+            self._errors.pop(origin, None)
+        return RobotsFetch(verdict, status, ended)
+
+    async def _download(
+        self, engine: ExecutionEngine, url: str, meta: dict[str, Any]
+    ) -> tuple[int, bytes, dict[str, str]]:
+        request = Request(
+            url,
+            meta={
+                **meta,
+                "dont_redirect": True,
+                "dont_retry": True,
+                "download_timeout": self.policy.fetch_timeout,
+                # Cut far above the parse limit: a long robots.txt is read in part,
+                # not treated as a failure.
+                "download_maxsize": 4 * self.policy.max_bytes,
+            },
+            dont_filter=True,
+        )
+        self.stats.inc_value("robots/request_count")
+        try:
+            response = await engine.download_async(request)
+        except Exception as exc:  # timeouts, refused connections, DNS: all "unreachable"
+            logger.info("robots.txt %s failed: %s", url, exc)
+            self.stats.inc_value("robots/fetch_failed")
+            return 0, b"", {}
+        return response.status, response.body, _headers(response)
