@@ -93,8 +93,12 @@ class RobotsGate:
         return verdict.kind == DISALLOW_ALL
 
     def gave_up(self, origin: str) -> bool:
-        """True once the origin's robots.txt failed ROBOTS_MAX_ERROR_RETRIES times here:
-        its pages are then dropped, so a finite crawl still ends."""
+        """True once the origin's robots.txt was unavailable more than
+        ROBOTS_MAX_ERROR_RETRIES times in a row here: its pages are then dropped, so a
+        finite crawl still ends. A later good verdict (another worker's) resets it."""
+        verdict = self.cache.get_local(origin)
+        if verdict is not None and not self.unavailable(verdict):
+            self._errors.pop(origin, None)
         return self._errors.get(origin, 0) > self.max_error_retries
 
     def crawl_delay(self, verdict: RobotsVerdict) -> float | None:

@@ -398,13 +398,12 @@ class FrontierScheduler:
             return
         origin = origin_of(request.url)
         verdict = self.robots.verdict(origin)
-        if verdict is None:
+        if self.robots.gave_up(origin):
+            self._drop(request, "robots_unavailable")
+        elif verdict is None:
             self._fetch_robots(request, origin)
         elif self.robots.unavailable(verdict):
-            if self.robots.gave_up(origin):
-                self._drop(request, "robots_unavailable")
-            else:
-                self._release(request, block_until=verdict.expires_at)
+            self._release(request, block_until=verdict.expires_at)
         elif self.robots.allows(verdict, request.url):
             self._buffer.append(request)
         else:

@@ -9,6 +9,8 @@ runs for the same port. Each host has a small regex route table so new behaviour
 
 from __future__ import annotations
 
+import functools
+import gzip
 import hashlib
 import html
 import posixpath
@@ -126,6 +128,8 @@ class Site:
             table.append((r"/private/secret", lambda h, m: self._page(h, m.group(0))))
         if h.large_body_kb > 0:
             table.append((r"/large", lambda h, m: self._page(h, "/large")))
+        if h.gzip_bomb_mb > 0:
+            table.append((r"/bomb", lambda h, m: _gzip_bomb(h.gzip_bomb_mb)))
         if h.trap:
             table.append((r"/calendar/(\d{4})/(\d{2})", self._calendar))
             table.append((r"/trap(?:/a)+", self._deep_trap))
@@ -237,6 +241,8 @@ class Site:
             out.append(("", "/private/secret"))
         if h.large_body_kb > 0:
             out.append(("", "/large"))
+        if h.gzip_bomb_mb > 0:
+            out.append(("", "/bomb"))
         if h.utm_alias and h.pages:
             out.append(("", f"/page/1?{UTM_QUERY}"))
         if len(self._names) > 1:  # ring of roots + one random cross-host page
@@ -271,8 +277,12 @@ class Site:
         rng = _rng(self.spec.seed, "prose", host, urlsplit(path).path)
         paragraphs = [_sentence(rng, rng.randint(30, 60)) for _ in range(rng.randint(2, 4))]
         if route.size_kb:
-            while sum(map(len, paragraphs)) < route.size_kb * 1024:
-                paragraphs.append(_sentence(rng, 80))
+            # A 64 KiB block of prose, repeated: megabytes render in milliseconds.
+            block: list[str] = []
+            while sum(map(len, block)) < 64 * 1024:
+                block.append(_sentence(rng, 80))
+            size = sum(map(len, block)) + len(block) * 7  # "<p></p>" around each
+            paragraphs += block * -(-route.size_kb * 1024 // size)  # ceil: at least size_kb
         title = html.escape(f"{route.title}: {_sentence(rng, 3)}")
         base = f'<base href="{html.escape(route.base_href)}">' if route.base_href else ""
         items = "".join(
@@ -359,6 +369,14 @@ def _override(spec: HostSpec, path: str) -> StatusOverride | None:
 def _sentence(rng: random.Random, n_words: int) -> str:
     words = [rng.choice(WORDS) for _ in range(n_words)]
     return " ".join(words).capitalize() + "."
+
+
+@functools.cache
+def _gzip_bomb(mib: int) -> Route:
+    """A small gzip body that inflates to `mib` MiB of zeros (built once per size)."""
+    body = gzip.compress(b"\0" * (mib << 20), compresslevel=9)
+    headers = (("Content-Type", "text/html"), ("Content-Encoding", "gzip"))
+    return Route("bomb", 200, body=body, headers=headers)
 
 
 def _text_headers(extra: dict[str, str]) -> dict[str, str]:
