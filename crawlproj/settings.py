@@ -156,9 +156,16 @@ AUTOTHROTTLE_ENABLED = False
 CONCURRENT_REQUESTS = 64
 # Downloader slots are keyed by IP (meta["download_slot"]); one request at a time per slot.
 CONCURRENT_REQUESTS_PER_DOMAIN = 1
-# Seconds before a download is abandoned.
+# Seconds before a download is abandoned (connect + transfer).
 DOWNLOAD_TIMEOUT = 30
-# Bodies larger than this are cut (bytes).
+# Seconds to establish the TCP (and proxy) connection: dead hosts fail fast.
+DOWNLOAD_CONNECT_TIMEOUT = 10.0
+DOWNLOAD_HANDLERS = {
+    "http": "extensions.download_handler.ConnectTimeoutHTTPDownloadHandler",
+    "https": "extensions.download_handler.ConnectTimeoutHTTPDownloadHandler",
+}
+# Bodies larger than this are cut while streaming, and so are decompressed bodies
+# (gzip/deflate/br/zstd bombs) by Scrapy's HttpCompressionMiddleware (bytes).
 DOWNLOAD_MAXSIZE = 10 * 1024 * 1024
 DOWNLOAD_WARNSIZE = 5 * 1024 * 1024
 # Redirect chains longer than this are dropped.

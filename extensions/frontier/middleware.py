@@ -11,6 +11,7 @@ import email.utils
 import time
 from typing import TYPE_CHECKING
 
+from scrapy.exceptions import DownloadTimeoutError
 from twisted.internet.error import TCPTimedOutError
 from twisted.internet.error import TimeoutError as TxTimeoutError
 
@@ -21,7 +22,8 @@ if TYPE_CHECKING:
 
     from extensions.frontier.scheduler import FrontierScheduler
 
-_TIMEOUTS = (TxTimeoutError, TCPTimedOutError, TimeoutError)
+# Scrapy 2.19 wraps Twisted's timeouts in DownloadTimeoutError; both are listed.
+_TIMEOUTS = (DownloadTimeoutError, TxTimeoutError, TCPTimedOutError, TimeoutError)
 
 
 def retry_after_seconds(value: bytes | None, now: float | None = None) -> float | None:

@@ -133,3 +133,25 @@ def test_huge_body_and_gzip_bomb_are_cut_with_bounded_memory(tmp_path: Path) -> 
     assert stats["memusage/max"] - stats["memusage/startup"] < 40 * 1024 * 1024
     assert "larger than download max size" in result.log
     assert "DOWNLOAD_MAXSIZE" in result.log  # the decompression cap's message
+
+
+def test_repeated_timeouts_quarantine_the_ip(tmp_path: Path) -> None:
+    spec = WebSpec(hosts=[HostSpec("sluggish.test", pages=4, latency_ms=1200)])
+    with TestWeb(spec, lifetime=120) as web:
+        seeds = [web.url("sluggish.test", p) for p in ("/", "/page/1", "/page/2", "/page/3")]
+        result, requests = crawl(
+            web,
+            tmp_path,
+            seeds,
+            DOWNLOAD_TIMEOUT=0.5,
+            FRONTIER_LEASE_TTL=5,
+            RETRY_TIMES=0,
+            FRONTIER_QUARANTINE_AFTER=2,
+            FRONTIER_QUARANTINE_S=3,
+        )
+    pages = sorted((r for r in requests if r["path"] != "/robots.txt"), key=lambda r: r["t_start"])
+    assert len(pages) >= 3
+    # The crawler gave up on each page after 0.5 s: its second timeout starts the
+    # quarantine, so the third request waits >= 3 s after the second one began.
+    assert pages[2]["t_start"] - pages[1]["t_start"] >= 0.5 + 3.0
+    assert stats_of(result)["frontier/redis/quarantined"] >= 1
