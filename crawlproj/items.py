@@ -14,3 +14,5 @@ class PageItem(scrapy.Item):
     ip = scrapy.Field()  # address the response came from
     content_type = scrapy.Field()  # Content-Type header, parameters stripped
     length = scrapy.Field()  # body length in bytes (as received, decompressed)
+    noindex = scrapy.Field()  # meta robots / X-Robots-Tag said noindex (for our token)
+    canonical = scrapy.Field()  # the page's declared <link rel=canonical> (or Link header)

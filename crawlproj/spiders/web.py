@@ -9,6 +9,7 @@ from typing import Any
 import scrapy
 from scrapy.http import Response, TextResponse
 
+from crawlproj.directives import page_directives
 from crawlproj.items import PageItem
 from crawlproj.links import extract_links
 from crawlproj.seeds import SeedLine, read_seed_arg
@@ -34,9 +35,15 @@ class WebSpider(scrapy.Spider):
             yield scrapy.Request(seed.url, callback=self.parse, errback=self.on_error)
 
     def parse(self, response: Response) -> Iterator[PageItem | scrapy.Request]:
-        yield self.page_item(response)
+        directives = page_directives(response, self.robots_token)
+        item = self.page_item(response)
+        item["noindex"], item["canonical"] = directives.noindex, directives.canonical
+        yield item
         if not isinstance(response, TextResponse) or not _is_html(response):
             self.crawler.stats.inc_value("crawlproj/pages/not_html")
+            return
+        if directives.nofollow:
+            self.crawler.stats.inc_value("crawlproj/pages/nofollow")
             return
         for url in extract_links(response):
             yield scrapy.Request(url, callback=self.parse, errback=self.on_error)
@@ -58,6 +65,10 @@ class WebSpider(scrapy.Spider):
             meta = {**lowest, "lastmod": lastmod} if lastmod else dict(lowest)
             yield scrapy.Request(url, callback=self.parse, errback=self.on_error, meta=meta)
         self.crawler.stats.inc_value("crawlproj/sitemaps/urls", len(pages))
+
+    @property
+    def robots_token(self) -> str:
+        return self.crawler.settings.get("ROBOTS_USER_AGENT") or "crawlproj"
 
     @property
     def lowest_priority(self) -> int:

@@ -98,6 +98,7 @@ class FrontierScheduler:
         self._wake_handle: asyncio.TimerHandle | None = None
         self._redis_failures = 0
         self._closing = False
+        self._lease_again = False
         self._blocklist_due = 0.0
         self._blocklist_lines: list[str] | None = None
         self._blocklist_key = ""
@@ -354,14 +355,22 @@ class FrontierScheduler:
             self._spawn(engine.close_spider_async(reason=reason))
 
     def _kick_lease(self) -> None:
-        if self._lease_task is None and self.frontier is not None and not self._closing:
-            self._lease_task = self._spawn(self._lease_once())
+        if self.frontier is None or self._closing:
+            return
+        if self._lease_task is not None:
+            # A wake-up during a lease round trip must not be lost: lease again after.
+            self._lease_again = True
+            return
+        self._lease_task = self._spawn(self._lease_once())
 
     async def _lease_once(self) -> None:
         try:
             await self._guarded(self._lease())
         finally:
             self._lease_task = None
+            if self._lease_again:
+                self._lease_again = False
+                self._kick_lease()
 
     async def _lease(self) -> None:
         assert self.frontier is not None and self.spider is not None
@@ -383,9 +392,10 @@ class FrontierScheduler:
         self.stats.inc_value("frontier/leased", len(reply.leases))
         if reply.leases or reply.remaining == 0:
             self._wake_engine()
-        else:
-            wake = [t for t in (reply.next_due, reply.next_expiry) if t is not None]
-            self._schedule_wake(min([*wake, time.time() + self.opts.poll_interval]))
+        # Armed even when this lease returned work: the next IP may come due before
+        # the engine asks again.
+        wake = [t for t in (reply.next_due, reply.next_expiry) if t is not None]
+        self._schedule_wake(min([*wake, time.time() + self.opts.poll_interval]))
 
     def _dispatch(self, request: Request) -> None:
         """Gates applied when a request leaves the frontier: operator blocks (what was

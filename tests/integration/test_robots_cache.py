@@ -358,7 +358,9 @@ def test_unreadable_value_is_a_miss(redis_url: str, redis_sync: redis.Redis) -> 
     async def go() -> RobotsVerdict | None:
         client = aioredis.Redis.from_url(redis_url)
         try:
-            return (await RobotsCache(client, KEYS.robots).get_many(["http://a.test"]))["http://a.test"]
+            return (await RobotsCache(client, KEYS.robots).get_many(["http://a.test"]))[
+                "http://a.test"
+            ]
         finally:
             await client.aclose()
 

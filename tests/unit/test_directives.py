@@ -1,0 +1,62 @@
+"""Page directives: meta robots, X-Robots-Tag (user-agent scoped) and rel=canonical."""
+
+from __future__ import annotations
+
+import pytest
+from scrapy.http import HtmlResponse, Request, TextResponse
+
+from crawlproj.directives import PageDirectives, header_words, page_directives
+
+URL = "http://site.test/dir/page.html"
+
+
+def html(head: str = "", headers: dict[str, str | list[str]] | None = None) -> HtmlResponse:
+    body = f"<html><head>{head}</head><body><a href='/x'>x</a></body></html>"
+    return HtmlResponse(URL, body=body.encode(), headers=headers or {}, encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("head", "headers", "expected"),
+    [
+        ("", None, PageDirectives()),
+        ('<meta name="robots" content="noindex">', None, PageDirectives(noindex=True)),
+        ('<meta name="ROBOTS" content="NoFollow, index">', None, PageDirectives(nofollow=True)),
+        ('<meta name="robots" content="none">', None, PageDirectives(True, True)),
+        ('<meta name="crawlproj" content="nofollow">', None, PageDirectives(nofollow=True)),
+        ('<meta name="googlebot" content="noindex">', None, PageDirectives()),
+        ("", {"X-Robots-Tag": "noindex, nofollow"}, PageDirectives(True, True)),
+        ("", {"X-Robots-Tag": "googlebot: noindex"}, PageDirectives()),
+        ("", {"X-Robots-Tag": "crawlproj: nofollow"}, PageDirectives(nofollow=True)),
+        ("", {"X-Robots-Tag": ["otherbot: none", "noindex"]}, PageDirectives(noindex=True)),
+        ("", {"X-Robots-Tag": "unavailable_after: 25 Jun 2010 15:00:00 PST"}, PageDirectives()),
+        (
+            '<link rel="canonical" href="../other.html">',
+            None,
+            PageDirectives(canonical="http://site.test/other.html"),
+        ),
+        (
+            '<link rel="Canonical" href="https://site.test/c">',
+            None,
+            PageDirectives(canonical="https://site.test/c"),
+        ),
+        (
+            "",
+            {"Link": '<https://site.test/pdf-canonical>; rel="canonical"'},
+            PageDirectives(canonical="https://site.test/pdf-canonical"),
+        ),
+    ],
+)
+def test_page_directives(head: str, headers: dict | None, expected: PageDirectives) -> None:
+    assert page_directives(html(head, headers), "crawlproj") == expected
+
+
+def test_header_scope_is_not_mistaken_for_a_directive_with_a_value() -> None:
+    assert header_words("max-snippet: 20, noindex", "crawlproj") == ["max-snippet", "noindex"]
+    assert header_words("CrawlProj: noindex", "crawlproj") == ["noindex"]
+
+
+def test_non_html_responses_use_headers_only() -> None:
+    response = TextResponse(
+        URL, body=b"%PDF", headers={"X-Robots-Tag": "noindex"}, request=Request(URL)
+    )
+    assert page_directives(response, "crawlproj").noindex is True
