@@ -64,6 +64,9 @@ class DnsSettings:
 
 
 def _literal(host: str) -> str | None:
+    # Cheap test first: most hosts are names, and a failed parse raises (slow).
+    if not host or not (host[0].isdigit() or host[0] == "["):
+        return None
     try:
         return str(ipaddress.ip_address(host.strip("[]")))
     except ValueError:

@@ -19,6 +19,10 @@ IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 _CATEGORIES = ("unspecified", "loopback", "link_local", "multicast", "private", "reserved")
 
 
+_MISSING = object()
+_MAX_ANSWERS = 100_000
+
+
 class AddressRefused(Exception):
     """A host resolved to an address the policy refuses; `reason` names the category."""
 
@@ -46,9 +50,21 @@ def parse_networks(raw: Iterable[str] | str | None) -> tuple[IPNetwork, ...]:
 class AddressPolicy:
     def __init__(self, allowed: Iterable[IPNetwork] = ()) -> None:
         self.allowed = tuple(allowed)
+        self._answers: dict[str, str | None] = {}
 
     def refusal(self, ip: str) -> str | None:
         """Why `ip` may not be contacted ("private", "loopback", ...), or None."""
+        # Asked for every admitted URL, about few distinct IPs: remember the answers.
+        cached = self._answers.get(ip, _MISSING)
+        if cached is not _MISSING:
+            return cached
+        if len(self._answers) >= _MAX_ANSWERS:
+            self._answers.clear()
+        answer = self._judge(ip)
+        self._answers[ip] = answer
+        return answer
+
+    def _judge(self, ip: str) -> str | None:
         try:
             addr: IPAddress = ipaddress.ip_address(ip)
         except ValueError:

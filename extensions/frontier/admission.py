@@ -78,7 +78,7 @@ class Admission:
         wanted = self.default_priority - request.priority if explicit is None else int(explicit)
         return min(max(wanted, 0), self.priorities - 1)
 
-    def item(self, request: Request, spider: Spider) -> tuple[Request, AdmitItem]:
+    def item(self, request: Request, spider: Spider) -> AdmitItem:
         canonical = self.canonicalizer.canonicalize(request.url)
         if canonical is None:
             raise Rejected("uncanonical")
@@ -89,8 +89,6 @@ class Admission:
             raise Rejected("blocked")
         if self.robots is not None and not self.robots.admits(canonical):
             raise Rejected("robots_forbidden")
-        if canonical != request.url:
-            request = request.replace(url=canonical)
         host = host_of(canonical)
         try:
             ip = self.resolver.cached(host) or ""
@@ -104,7 +102,7 @@ class Admission:
             ip=ip,
             host=host,
             priority=self.priority_of(request),
-            record=encode_request(request, spider, keep_referer=self.keep_referer),
+            record=encode_request(request, spider, keep_referer=self.keep_referer, url=canonical),
             pattern="" if pattern == canonical else pattern,
         )
-        return request, item
+        return item

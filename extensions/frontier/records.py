@@ -44,9 +44,12 @@ def _method_name(spider: Spider, func: Any) -> str | None:
     raise RecordError(f"callback {func!r} is not a method of spider {spider.name!r}")
 
 
-def encode_request(request: Request, spider: Spider, *, keep_referer: bool = False) -> str:
-    """The record for `request`: {"u": url, "d": depth, ...}, defaults omitted."""
-    record: dict[str, Any] = {"u": request.url}
+def encode_request(
+    request: Request, spider: Spider, *, keep_referer: bool = False, url: str | None = None
+) -> str:
+    """The record for `request`: {"u": url, "d": depth, ...}, defaults omitted; `url`
+    replaces request.url (the canonical form) without building a new Request."""
+    record: dict[str, Any] = {"u": url or request.url}
     depth = request.meta.get("depth", 0)
     if depth:
         record["d"] = depth

@@ -197,7 +197,7 @@ class FrontierScheduler:
     def enqueue_request(self, request: Request) -> bool:
         assert self.spider is not None
         try:
-            request, item = self.admission.item(request, self.spider)
+            item = self.admission.item(request, self.spider)
         except Rejected as exc:
             self.stats.inc_value(f"frontier/rejected/{exc.reason}")
             return False
@@ -291,6 +291,7 @@ class FrontierScheduler:
         if self._admit_batch:
             batch, self._admit_batch = self._admit_batch, []
             batch = self._drop_seen_locally(batch)
+            self.stats.inc_value("frontier/round_trips/admit")
             try:
                 reply = await self.frontier.admit(batch)
             except RedisError:
@@ -307,6 +308,7 @@ class FrontierScheduler:
                 self._start_resolution(host)
         if self._events:
             events, self._events = self._events, []
+            self.stats.inc_value("frontier/round_trips/report")
             try:
                 reply = await self.frontier.report(events)
             except RedisError:
@@ -380,6 +382,7 @@ class FrontierScheduler:
             return
         if time.time() >= self._blocklist_due:
             await self._refresh_blocklist()
+        self.stats.inc_value("frontier/round_trips/lease")
         reply = await self.frontier.lease(want)
         self._note(reply)
         requests = [self._leased_request(lease_id, record) for lease_id, record in reply.leases]
