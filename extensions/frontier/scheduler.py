@@ -250,8 +250,14 @@ class FrontierScheduler:
         if lease_id is None or self._leases.pop(lease_id, None) is None:
             return
         self._downloading.discard(lease_id)
-        # Queued after the outlinks already in _admit_batch: the flush admits first.
-        self._events.append(DownloadEvent("ack", lease_id, time.time()))
+        if request.meta.get("frontier_release"):
+            # A component could not finish the page (its body could not be stored):
+            # it goes back to the frontier instead of being acked, so nothing is lost.
+            self.stats.inc_value("frontier/released/unfinished")
+            self._events.append(DownloadEvent("release", lease_id, time.time()))
+        else:
+            # Queued after the outlinks already in _admit_batch: the flush admits first.
+            self._events.append(DownloadEvent("ack", lease_id, time.time()))
         self._kick_flush()
 
     def _hook_engine(self) -> None:
