@@ -28,6 +28,8 @@ from .spec import HostSpec, StatusOverride, WebSpec, assign_ips
 TRAP_ENTRIES = ("/calendar/2024/01", "/trap/a")
 LAST_MODIFIED = "Mon, 01 Jan 2024 00:00:00 GMT"
 UTM_QUERY = "utm_source=x&utm_medium=y"
+SITEMAP_INDEX = "/sitemap_index.xml.gz"
+ORPHAN = "/orphan"
 _WORD_TEXT = (
     "crawler frontier polite fetch robots queue host address latency budget delay "
     "archive river mountain signal garden lantern harbor meadow copper violet orbit "
@@ -130,6 +132,10 @@ class Site:
             table.append((r"/large", lambda h, m: self._page(h, "/large")))
         if h.gzip_bomb_mb > 0:
             table.append((r"/bomb", lambda h, m: _gzip_bomb(h.gzip_bomb_mb)))
+        if h.sitemap:
+            table.append((re.escape(SITEMAP_INDEX), lambda h, m: self._sitemap_index(h)))
+            table.append((r"/sitemap\.xml", lambda h, m: self._sitemap(h)))
+            table.append((re.escape(ORPHAN), lambda h, m: self._page(h, ORPHAN)))
         if h.trap:
             table.append((r"/calendar/(\d{4})/(\d{2})", self._calendar))
             table.append((r"/trap(?:/a)+", self._deep_trap))
@@ -189,7 +195,33 @@ class Site:
         if isinstance(h.robots, int):
             retry = (("Retry-After", "1"),) if h.robots in (429, 503) else ()
             return Route("robots", h.robots, body=b"robots unavailable\n", headers=retry)
-        return Route("robots", 200, body=h.robots.encode(), headers=_plain())
+        text = h.robots
+        if h.sitemap:
+            text = text.rstrip("\n") + f"\nSitemap: {self.url(h.name, SITEMAP_INDEX)}\n"
+        return Route("robots", 200, body=text.encode(), headers=_plain())
+
+    def _sitemap_index(self, h: HostSpec) -> Route:
+        body = (
+            '<?xml version="1.0" encoding="UTF-8"?>\n'
+            '<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+            f"<sitemap><loc>{self.url(h.name, '/sitemap.xml')}</loc></sitemap></sitemapindex>\n"
+        )
+        headers = (("Content-Type", "application/x-gzip"),)
+        return Route("sitemap", 200, body=gzip.compress(body.encode(), mtime=0), headers=headers)
+
+    def _sitemap(self, h: HostSpec) -> Route:
+        paths = [f"/page/{n}" for n in range(1, h.pages + 1)] + [ORPHAN]
+        entries = "".join(
+            f"<url><loc>{self.url(h.name, p)}</loc><lastmod>2024-01-01</lastmod></url>"
+            for p in paths
+        )
+        body = (
+            '<?xml version="1.0" encoding="UTF-8"?>\n'
+            f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{entries}</urlset>\n'
+        )
+        return Route(
+            "sitemap", 200, body=body.encode(), headers=(("Content-Type", "application/xml"),)
+        )
 
     def _redirect(self, h: HostSpec, which: str) -> Route:
         if which == "old" or len(self._names) == 1:
@@ -306,7 +338,9 @@ class Site:
         robots = {name: self._robots_checker(self._specs[name]) for name in self._names}
         prefix = "http://"
         seen: set[str] = set()
-        queue = deque(self.seeds())
+        # A crawler that reads sitemaps reaches the orphan pages they list too.
+        orphans = [self.url(h.name, ORPHAN) for h in self.spec.hosts if h.sitemap]
+        queue = deque(self.seeds() + orphans)
         result: list[str] = []
         while queue:
             url = queue.popleft()

@@ -42,6 +42,9 @@ class HostSpec:
     validators: bool = False
     # > 0: a linked /large page whose body is about this many KiB.
     large_body_kb: int = 0
+    # robots.txt names /sitemap_index.xml.gz (gzip) -> /sitemap.xml, which lists the
+    # pages and /orphan, a page linked from nowhere else.
+    sitemap: bool = False
     # /bomb: a gzip-encoded page that inflates to this many MiB (decompression caps).
     gzip_bomb_mb: int = 0
     status_overrides: dict[str, StatusOverride] = field(default_factory=dict)

@@ -155,3 +155,15 @@ def test_repeated_timeouts_quarantine_the_ip(tmp_path: Path) -> None:
     # quarantine, so the third request waits >= 3 s after the second one began.
     assert pages[2]["t_start"] - pages[1]["t_start"] >= 0.5 + 3.0
     assert stats_of(result)["frontier/redis/quarantined"] >= 1
+
+
+def test_sitemaps_from_robots_txt_feed_the_frontier(tmp_path: Path) -> None:
+    spec = WebSpec(hosts=[HostSpec("mapped.test", pages=3, sitemap=True)])
+    with TestWeb(spec, lifetime=120) as web:
+        result, requests = crawl(web, tmp_path)
+    paths = paths_of(requests, "mapped.test")
+    assert {"/sitemap_index.xml.gz", "/sitemap.xml", "/orphan"} <= set(paths)
+    assert set(web.pages) <= {r["url"] for r in requests}
+    orphan = next(i for i in result.items if i["final_url"].endswith("/orphan"))
+    assert orphan["depth"] == 2  # sitemap index -> sitemap -> page
+    assert stats_of(result)["robots/sitemaps_queued"] == 1
