@@ -13,7 +13,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -63,6 +63,14 @@ class DnsSettings:
         )
 
 
+async def reactor_lookup(host: str, timeout: float) -> str:
+    """The reactor's resolver: the one installed for the downloader, /etc/hosts included."""
+    # Imported here: the installed reactor is only known once the crawl runs.
+    from twisted.internet import reactor
+
+    return await maybe_deferred_to_future(reactor.resolve(host, timeout=(timeout,)))
+
+
 def _literal(host: str) -> str | None:
     # Cheap test first: most hosts are names, and a failed parse raises (slow).
     if not host or not (host[0].isdigit() or host[0] == "["):
@@ -83,8 +91,10 @@ class HostResolver:
         redis_key: Callable[[str], str] | None = None,
         stats: Any = None,
         clock: Callable[[], float] = time.time,
+        system_lookup: Callable[[str, float], Awaitable[str]] | None = None,
     ) -> None:
         self.settings = settings
+        self.system_lookup = system_lookup or reactor_lookup
         self.redis = redis
         self.redis_key = redis_key
         self.stats = stats
@@ -123,13 +133,9 @@ class HostResolver:
         return await self._lookup(host, stale=shared if shared and shared[0] == "ok" else None)
 
     async def _lookup(self, host: str, stale: tuple[str, str, float, float] | None) -> str:
-        # Imported here: the installed reactor is only known once the crawl runs.
-        from twisted.internet import reactor
-
         self._inc("lookups")
         try:
-            resolving = reactor.resolve(host, timeout=(self.settings.timeout,))
-            ip = await maybe_deferred_to_future(resolving)
+            ip = await self.system_lookup(host, self.settings.timeout)
         except Exception as exc:  # DNS failures come in many types
             if stale is not None and stale[3] > self.clock():
                 self._inc("cache/stale_used")
