@@ -137,6 +137,7 @@ class DownloadEvent:
     timeout: bool = False
     latency: float | None = None
     block_until: float | None = None  # 'release': keep the IP blocked until then
+    host: str | None = None  # 'done': counted per host for operators
 
     def lua(self) -> dict[str, Any]:
         event: dict[str, Any] = {"t": self.kind, "id": self.lease_id, "at": self.at}
@@ -150,6 +151,8 @@ class DownloadEvent:
             event["latency"] = self.latency
         if self.block_until is not None:
             event["block_until"] = self.block_until
+        if self.host is not None:
+            event["host"] = self.host
         return event
 
 

@@ -23,8 +23,14 @@ Keys (prefix P = "crawlproj:{<crawl>}"):
     P:host_pages     hash    host -> URLs admitted this crawl (FRONTIER_MAX_PAGES_PER_HOST)
     P:patterns       hash    trap pattern -> URLs admitted (URL_MAX_PER_PATTERN)
     P:blocklist      set     operator block rules (host:..., re:..., globs)
+    P:paused         string  set = the whole crawl is paused (kill switch)
+    P:paused_ips     hash    ip -> the host/IP the operator paused (shared hosting pauses too)
+    P:host_stats     hash    "<host>|<counter>" -> count: fetched, status_2xx.., timeout, error
     P:dns:<host>     string  "ok|fail value fresh_until stale_until", shared DNS cache
     P:robots:<origin> string robots.txt verdict JSON, expiring with the verdict
+    P:content_hashes hash    content hash (sha256 hex) -> URL of the first page with it
+    P:neardup:*      -       simhash index (extensions/neardup_index.py): :t<i> hash
+                             tables, :docs, :log, :overflows
 """
 
 from __future__ import annotations
@@ -75,6 +81,16 @@ class FrontierKeys:
     def blocklist(self) -> str:
         return self.key("blocklist")
 
+    @property
+    def content_hashes(self) -> str:
+        """Exact duplicates: content hash -> first URL (HSETNX, first writer wins)."""
+        return self.key("content_hashes")
+
+    @property
+    def neardup(self) -> str:
+        """Key prefix of the crawl's simhash index (SimhashIndex appends its suffixes)."""
+        return self.key("neardup")
+
     def pattern(self) -> str:
         """Glob matching every key of this crawl (for tooling and tests)."""
         return f"{self.prefix}:*"
@@ -93,5 +109,8 @@ FIXED_KEYS = (
     "stats",
     "host_pages",
     "patterns",
+    "paused",
+    "paused_ips",
+    "host_stats",
 )
 FAMILIES = ("front", "bq", "ip", "pending")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
@@ -49,7 +50,8 @@ def encode_request(
 ) -> str:
     """The record for `request`: {"u": url, "d": depth, ...}, defaults omitted; `url`
     replaces request.url (the canonical form) without building a new Request."""
-    record: dict[str, Any] = {"u": url or request.url}
+    # "t": when it entered the frontier (whole seconds): operators see the oldest age.
+    record: dict[str, Any] = {"u": url or request.url, "t": int(time.time())}
     depth = request.meta.get("depth", 0)
     if depth:
         record["d"] = depth

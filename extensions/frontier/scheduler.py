@@ -34,7 +34,7 @@ from extensions.redis_conn import RedisUnavailable, data_dir_from_settings, redi
 from extensions.robots import RobotsPolicy
 from extensions.robots_cache import RobotsCache, origin_of, robots_url
 from extensions.seen import UrlSeen
-from extensions.url_filters import compile_block_rules
+from extensions.url_filters import compile_block_rules, host_of
 from extensions.urls import DEFAULT_SESSION_PARAMS, DEFAULT_TRACKING_PARAMS, Canonicalizer
 
 if TYPE_CHECKING:
@@ -237,7 +237,16 @@ class FrontierScheduler:
         self._downloading.discard(lease_id)
         latency = request.meta.get("download_latency")
         self._events.append(
-            DownloadEvent("done", lease_id, time.time(), status, retry_after, timeout, latency)
+            DownloadEvent(
+                "done",
+                lease_id,
+                time.time(),
+                status,
+                retry_after,
+                timeout,
+                latency,
+                host=host_of(request.url),
+            )
         )
         self._kick_flush()
 
@@ -470,7 +479,10 @@ class FrontierScheduler:
             # Before the fetch is reported, so the next_fetch_at it sets includes it.
             await self._guarded(self.frontier.set_ip_delay(ip, "crawl_delay", delay))
         self._downloading.discard(lease_id)
-        self._events.append(DownloadEvent("done", lease_id, fetch.ended_at, fetch.status))
+        host = host_of(origin + "/")
+        self._events.append(
+            DownloadEvent("done", lease_id, fetch.ended_at, fetch.status, host=host)
+        )
         block = fetch.verdict.expires_at if self.robots.unavailable(fetch.verdict) else None
         self._release(request, block_until=block)
         self._queue_sitemaps(fetch.verdict.sitemaps)

@@ -25,6 +25,8 @@ end
 
 reclaim(100)
 local leases = {}
+-- Kill switch: nothing leaves while the crawl is paused (reclaiming goes on).
+if redis.call('EXISTS', K.paused) == 1 then A.n = 0 end
 -- Recycling a drained IP can make another IP due at once: a few rounds let one
 -- call fill the whole request instead of leaving that work to the next call.
 for _ = 1, 4 do
@@ -33,8 +35,15 @@ for _ = 1, 4 do
   local ips = redis.call('ZRANGEBYSCORE', K.ready, '-inf', NOW, 'LIMIT', 0, want)
   if #ips == 0 then break end
   for _, ip in ipairs(ips) do
-    redis.call('ZREM', K.ready, ip)
-    local rec = redis.call('LPOP', F.bq .. ip)
+    local rec = nil
+    if redis.call('HEXISTS', K.paused_ips, ip) == 1 then
+      -- Paused by an operator: looked at again in a second, its queue untouched.
+      redis.call('ZADD', K.ready, NOW + 1, ip)
+    else
+      redis.call('ZREM', K.ready, ip)
+      rec = redis.call('LPOP', F.bq .. ip)
+      if not rec then recycle(ip) end
+    end
     if rec then
       local id = ip .. '#' .. redis.call('INCR', K.lease_seq)
       redis.call('HSET', K.lease_data, id, ip .. '|' .. rec)
@@ -44,8 +53,6 @@ for _ = 1, 4 do
       redis.call('HSET', F.ip .. ip, 'last_start', NOW)
       leases[#leases + 1] = {id, rec}
       schedule_ip(ip)
-    else
-      recycle(ip)
     end
   end
 end

@@ -7,9 +7,22 @@
 -- A.events: list of {t='done'|'ack'|'release', id, at, status, retry_after, timeout, latency,
 -- block_until}
 
+-- Per-host counters for operators (scrapy status --host): fetched and outcome class.
+local function count_host(ev, status)
+  if not ev.host then return end
+  local class = 'error'
+  if ev.timeout then class = 'timeout' elseif status > 0 then
+    class = 'status_' .. math.floor(status / 100) .. 'xx'
+  end
+  redis.call('HINCRBY', K.host_stats, ev.host .. '|fetched', 1)
+  redis.call('HINCRBY', K.host_stats, ev.host .. '|' .. class, 1)
+  redis.call('HSET', K.host_stats, ev.host .. '|last_fetch', ev.at)
+end
+
 local function outcome(ip, ev)
   local key = F.ip .. ip
   local status = num(ev.status, 0)
+  count_host(ev, status)
   if status == 429 or status == 503 then
     local errs = redis.call('HINCRBY', key, 'errs', 1)
     local wait = num(ev.retry_after, -1)

@@ -1,0 +1,111 @@
+"""`scrapy seed URL... | -f FILE [--priority P]`: add seeds to the running (or next) crawl.
+
+Seeds pass the same canonicalization, URL filters and URL-seen as discovered links
+(a URL the crawl already has is counted, not queued twice). Hosts not pinned in
+DNS_HOSTS_MAP wait in the frontier until a running worker resolves them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import TYPE_CHECKING, Any
+
+import redis.asyncio as aioredis
+from scrapy import Request
+from scrapy.exceptions import UsageError
+
+from crawlproj.operator import OperatorCommand, OperatorError
+from crawlproj.seeds import SeedError, read_seed_arg
+from extensions.dns_cache import DnsSettings, HostResolver
+from extensions.frontier.admission import Admission, Rejected, url_filter_from_settings
+from extensions.frontier.core import AdmitItem, Frontier
+from extensions.frontier.settings import frontier_config
+from extensions.urls import Canonicalizer
+
+if TYPE_CHECKING:
+    import argparse
+
+    import redis
+
+    from extensions.frontier.keys import FrontierKeys
+
+
+class Command(OperatorCommand):
+    def syntax(self) -> str:
+        return "URL [URL ...] | -f FILE [--priority P]"
+
+    def short_desc(self) -> str:
+        return "Add seed URLs to the crawl's frontier"
+
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        super().add_options(parser)
+        parser.add_argument("-f", "--file", help="seeds file: one URL per line, # comments")
+        parser.add_argument("--priority", type=int, default=1, help="front queue (0 = first)")
+
+    def act(
+        self, client: redis.Redis, keys: FrontierKeys, args: list[str], opts: argparse.Namespace
+    ) -> dict[str, Any]:
+        assert self.settings is not None
+        if not args and not opts.file:
+            raise UsageError("give seed URLs or -f FILE", print_help=False)
+        config = frontier_config(self.settings)
+        if not 0 <= opts.priority < config.priorities:
+            raise OperatorError(f"--priority must be 0..{config.priorities - 1}")
+        urls = []
+        try:
+            if opts.file:
+                urls += [s.url for s in read_seed_arg(opts.file)]
+            if args:
+                urls += [s.url for s in read_seed_arg(",".join(args))]
+        except SeedError as exc:
+            raise OperatorError(str(exc)) from None
+        items, rejected = self._items(urls, opts.priority)
+        reply = asyncio.run(self._admit(client, keys, items))
+        return {
+            "message": f"seeded {reply['admitted']} URL(s)",
+            "already_seen": reply["duplicate"],
+            "rejected": rejected,
+            "queued": reply["queued"],
+        }
+
+    def _items(self, urls: list[str], priority: int) -> tuple[list[AdmitItem], int]:
+        assert self.settings is not None
+        admission = Admission(
+            canonicalizer=Canonicalizer(),
+            url_filter=url_filter_from_settings(self.settings),
+            resolver=HostResolver(DnsSettings.from_settings(self.settings)),
+            default_priority=priority,
+            priorities=frontier_config(self.settings).priorities,
+            keep_referer=False,
+        )
+        items, rejected = [], 0
+        for url in urls:
+            request = Request(url, meta={"depth": 0, "frontier_priority": priority})
+            try:
+                items.append(admission.item(request, None))  # type: ignore[arg-type]
+            except Rejected as exc:
+                print(f"crawlproj: skipping seed {url}: {exc.reason}", file=sys.stderr)
+                rejected += 1
+        return items, rejected
+
+    async def _admit(
+        self, client: redis.Redis, keys: FrontierKeys, items: list[AdmitItem]
+    ) -> dict[str, int]:
+        assert self.settings is not None
+        kwargs = client.connection_pool.connection_kwargs
+        async_client = aioredis.Redis(
+            **{k: kwargs[k] for k in ("host", "port", "db", "username", "password") if k in kwargs}
+        )
+        try:
+            frontier = Frontier(async_client, keys, frontier_config(self.settings))
+            reply = await frontier.admit(items) if items else None
+        finally:
+            await async_client.aclose()
+        if reply is None:
+            return {"admitted": 0, "duplicate": 0, "queued": 0}
+        return {
+            "admitted": reply.extra.get("admitted", 0),
+            "duplicate": reply.extra.get("duplicate", 0),
+            "queued": reply.queued,
+        }

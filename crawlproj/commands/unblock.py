@@ -1,0 +1,32 @@
+"""`scrapy unblock RULE...`: remove block rules (exactly as they were added)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from crawlproj.operator import OperatorCommand, OperatorError, need
+
+if TYPE_CHECKING:
+    import argparse
+
+    import redis
+
+    from extensions.frontier.keys import FrontierKeys
+
+
+class Command(OperatorCommand):
+    def syntax(self) -> str:
+        return "RULE [RULE ...]"
+
+    def short_desc(self) -> str:
+        return "Remove block rules from the running crawl"
+
+    def act(
+        self, client: redis.Redis, keys: FrontierKeys, args: list[str], opts: argparse.Namespace
+    ) -> dict[str, Any]:
+        need(args, "RULE")
+        removed = client.srem(keys.blocklist, *args)
+        if not removed:
+            rules = sorted(r.decode() for r in client.smembers(keys.blocklist))
+            raise OperatorError(f"no such rule; current rules: {rules or 'none'}")
+        return {"message": f"unblocked {removed} rule(s)", "rules": client.scard(keys.blocklist)}
