@@ -10,14 +10,9 @@
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import math
 import resource
-import shutil
-import signal
-import socket
 import statistics
-import subprocess
 import sys
 import time
 from collections import defaultdict
@@ -26,12 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import redis
-
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from extensions.redis_conn import EmbeddedRedis, find_redis_server  # noqa: E402
 from scripts.crawlrun import run_crawl, write_seeds  # noqa: E402
 from scripts.testweb import TestWeb, WebSpec  # noqa: E402
 
@@ -44,73 +38,16 @@ NOISE_NOTE = (
 # ---- a redis-server of our own ------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _die_with_parent() -> None:
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-
-
-def redis_binary() -> str:
-    local = Path(sys.executable).with_name("redis-server")
-    if local.exists():
-        return str(local)
-    found = shutil.which("redis-server")
-    if not found:
-        raise SystemExit("no redis-server binary (expected .venv/bin/redis-server)")
-    return found
-
-
 @contextlib.contextmanager
-def redis_server(lifetime: float, workdir: Path) -> Iterator[str]:
-    """Yield the URL of a fresh redis-server on 127.0.0.1 (no persistence).
-
-    It stops by itself after `lifetime` seconds at the latest (coreutils timeout),
-    or when this process dies (PDEATHSIG on the timeout wrapper, which forwards the
-    signal), and is shut down by PID when the block ends.
-    """
-    workdir.mkdir(parents=True, exist_ok=True)
-    port = _free_port()
-    cmd = [
-        "timeout", "-s", "TERM", "-k", "5", str(int(lifetime)),
-        redis_binary(),
-        "--bind", "127.0.0.1", "--port", str(port), "--dir", str(workdir),
-        "--save", "", "--appendonly", "no", "--daemonize", "no",
-        "--logfile", str(workdir / "redis.log"),
-    ]  # fmt: skip
-    proc = subprocess.Popen(
-        cmd,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        preexec_fn=_die_with_parent,
-    )
-    url = f"redis://127.0.0.1:{port}/0"
-    client = redis.Redis.from_url(url, socket_timeout=2)
+def redis_server(workdir: Path) -> Iterator[str]:
+    """Yield the URL of a fresh redis-server on 127.0.0.1: the project's embedded Redis,
+    which dies with this process (PR_SET_PDEATHSIG) and is shut down when the block ends."""
+    server = EmbeddedRedis(data_dir=workdir, binary=find_redis_server())
+    server.start()
     try:
-        deadline = time.monotonic() + 15
-        while True:
-            try:
-                if client.ping():
-                    break
-            except redis.RedisError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    msg = f"redis-server did not start: see {workdir}/redis.log"
-                    raise SystemExit(msg) from None
-                time.sleep(0.05)
-        yield url
+        yield server.url
     finally:
-        with contextlib.suppress(redis.RedisError):
-            client.shutdown(nosave=True)
-        client.close()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.terminate()  # our own Popen: the timeout wrapper forwards it
-            proc.wait(timeout=10)
+        server.stop()
 
 
 # ---- politeness analysis from the server's request log ----------------------------

@@ -426,7 +426,7 @@ def main() -> int:
     started = time.monotonic()
     with (
         tempfile.TemporaryDirectory(prefix="bench-ops-") as tmp,
-        redis_server(900, Path(tmp)) as url,
+        redis_server(Path(tmp)) as url,
     ):
         version = redis.Redis.from_url(url).info("server")["redis_version"]
         print(f"redis-server {version} at {url}")

@@ -256,7 +256,7 @@ def main() -> int:
     for name in names:
         print(f"... crawling with {name}: {describe(name, args)}", flush=True)
         if name == "redis":
-            with redis_server(crawl_timeout + 120, out / name / "redis-server") as url:
+            with redis_server(out / name / "redis-server") as url:
                 runs[name] = crawl(
                     name, spec, out / name, settings_for(name, args, url), crawl_timeout
                 )
