@@ -35,7 +35,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
+from importlib import resources
 from typing import Any
 
 import numpy as np
@@ -46,7 +46,6 @@ DEFAULT_BLOCKS = 4  # 16-bit blocks: buckets stay dense (memory) yet small
 MAX_LOOKUPS = 20_000  # refuse configurations whose probes would be absurd
 ADD_MANY_BATCH = 500  # items per Lua call in add_many: keeps each call ~ms
 
-_LUA_DIR = Path(__file__).parent / "neardup_lua"
 
 
 @dataclass(frozen=True)
@@ -123,7 +122,9 @@ def plan_blocks(max_distance: int, blocks: int) -> tuple[Block, ...]:
 
 @cache
 def _lua_source(name: str) -> str:
-    return (_LUA_DIR / "hamming.lua").read_text() + "\n" + (_LUA_DIR / name).read_text()
+    # importlib.resources, not Path(__file__): scrapyd runs the project from a zipped egg.
+    lua = resources.files("extensions").joinpath("neardup_lua")
+    return lua.joinpath("hamming.lua").read_text() + "\n" + lua.joinpath(name).read_text()
 
 
 def _pack(fp: int) -> bytes:

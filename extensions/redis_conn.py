@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 import redis
 import redis.asyncio as aioredis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 from scrapy import signals
 from scrapy.utils.conf import closest_scrapy_cfg
 
@@ -182,7 +184,12 @@ class EmbeddedRedis:
         if self.process is None or self.process.poll() is not None:
             return
         with contextlib.suppress(redis.RedisError):
-            redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=5).shutdown()
+            # No retries: the server closing the connection is SHUTDOWN succeeding, and
+            # redis-py's default retry would spend seconds re-sending it.
+            client = redis.Redis(
+                host="127.0.0.1", port=self.port, socket_timeout=5, retry=Retry(NoBackoff(), 0)
+            )
+            client.shutdown()
         try:
             self.process.wait(timeout=10)
         except subprocess.TimeoutExpired:
