@@ -12,8 +12,10 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from scrapy.http import TextResponse
+
 if TYPE_CHECKING:
-    from scrapy.http import Response, TextResponse
+    from scrapy.http import Response
 
 # Directive names we act on or must not mistake for a user-agent scope.
 _KNOWN = frozenset(
@@ -60,8 +62,9 @@ def page_directives(response: Response, token: str) -> PageDirectives:
     for raw in response.headers.getlist(b"X-Robots-Tag"):
         noindex, nofollow = _apply(header_words(raw.decode("latin-1"), token), noindex, nofollow)
     canonical = _canonical_from_header(response)
-    if hasattr(response, "xpath"):
-        noindex, nofollow, found = _from_html(response, token, noindex, nofollow)  # type: ignore[arg-type]
+    # Every Response has .xpath in Scrapy 2.19, but only TextResponse can run it.
+    if isinstance(response, TextResponse):
+        noindex, nofollow, found = _from_html(response, token, noindex, nofollow)
         canonical = found or canonical
     return PageDirectives(noindex, nofollow, canonical)
 

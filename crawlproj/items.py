@@ -6,13 +6,56 @@ import scrapy
 
 
 class PageItem(scrapy.Item):
+    # -- the fetch (spider) --
     url = scrapy.Field()  # the URL the frontier scheduled (before redirects)
     final_url = scrapy.Field()  # the URL that answered (after redirects)
     status = scrapy.Field()  # HTTP status of the final response
+    http_status = scrapy.Field()  # same value as status (the metadata-row name)
     fetched_at = scrapy.Field()  # ISO 8601 UTC time the response arrived
     depth = scrapy.Field()  # hops from a seed
     ip = scrapy.Field()  # address the response came from
     content_type = scrapy.Field()  # Content-Type header, parameters stripped
     length = scrapy.Field()  # body length in bytes (as received, decompressed)
+    etag = scrapy.Field()  # ETag header (for conditional re-fetches), else None
+    last_modified = scrapy.Field()  # Last-Modified header, else None
+    # Response headers that change how the body is parsed (Content-Type with its
+    # charset, X-Robots-Tag, Link): name -> list of values. Replay rebuilds the
+    # response from them, so it decodes and reads the body as the crawl did.
+    headers = scrapy.Field()
+    # -- the page (spider, re-run by replay) --
     noindex = scrapy.Field()  # meta robots / X-Robots-Tag said noindex (for our token)
     canonical = scrapy.Field()  # the page's declared <link rel=canonical> (or Link header)
+    # Fields of the site-specific extractors matching the host (crawlproj/extractors),
+    # merged into one dict: a fixed row schema, and no extractor can overwrite a core field.
+    extracted = scrapy.Field()
+    # -- the content (pipelines) --
+    content_hash = scrapy.Field()  # sha256 hex of the whitespace-normalised body
+    simhash = scrapy.Field()  # 64-bit simhash of the visible text (int); None if no text
+    simhash_hex = scrapy.Field()  # the same as 16 hex digits
+    duplicate_of = scrapy.Field()  # URL of the earlier exact/near duplicate, else None
+    content_ref = scrapy.Field()  # URI of the stored body (s3://... or file://...), else None
+
+
+# Column order of the metadata rows (FEED_EXPORT_FIELDS in settings.py repeats it).
+ROW_FIELDS: tuple[str, ...] = (
+    "url",
+    "final_url",
+    "status",
+    "http_status",
+    "fetched_at",
+    "depth",
+    "ip",
+    "content_type",
+    "length",
+    "etag",
+    "last_modified",
+    "headers",
+    "noindex",
+    "canonical",
+    "extracted",
+    "content_hash",
+    "simhash",
+    "simhash_hex",
+    "duplicate_of",
+    "content_ref",
+)

@@ -4,6 +4,11 @@ Defaults come from the design's numbers (shared/DESIGN.md). Override any of them
 with `-s NAME=VALUE` on the command line or in a scrapyd job.
 """
 
+# Lower-case aliases: Scrapy takes every upper-case name in this module for a setting.
+from crawlproj.items import ROW_FIELDS as row_fields
+from extensions.urls import DEFAULT_SESSION_PARAMS as default_session_params
+from extensions.urls import DEFAULT_TRACKING_PARAMS as default_tracking_params
+
 BOT_NAME = "crawlproj"
 SPIDER_MODULES = ["crawlproj.spiders"]
 NEWSPIDER_MODULE = "crawlproj.spiders"
@@ -64,23 +69,15 @@ FRONTIER_MAX_REDIS_FAILURES = 10
 DOWNLOADER_MIDDLEWARES = {
     # Innermost: reports each fetch's end, status and Retry-After to the frontier.
     "extensions.frontier.middleware.FrontierDownloaderMiddleware": 950,
+    # Counts every failed fetch attempt by cause: fetch/errors/dns|connect|timeout|tls|http_5xx...
+    "extensions.fetch_errors.FetchErrorsMiddleware": 940,
 }
 
 # --- URL hygiene (canonicalization and filters, applied at admission) ---------------------
 # Query parameters dropped as tracking noise; a trailing * matches a prefix.
-URL_TRACKING_PARAMS = [
-    "utm_*",
-    "fbclid",
-    "gclid",
-    "dclid",
-    "msclkid",
-    "mc_cid",
-    "mc_eid",
-    "_ga",
-    "yclid",
-]
+URL_TRACKING_PARAMS = list(default_tracking_params)
 # Session parameters dropped from queries and ;name=value path parameters.
-URL_SESSION_PARAMS = ["sid", "jsessionid", "phpsessid", "aspsessionid*", "sessionid"]
+URL_SESSION_PARAMS = list(default_session_params)
 # Schemes the crawler fetches.
 URL_ALLOWED_SCHEMES = ["http", "https"]
 # Longer canonical URLs are skipped (0 = no limit).
@@ -188,15 +185,81 @@ DEPTH_STATS_VERBOSE = False
 FEED_EXPORT_ENCODING = "utf-8"
 LOG_LEVEL = "INFO"
 
+# --- Content pipelines (run in this order; crawlproj/pipelines/) --------------------------
+ITEM_PIPELINES = {
+    # content_hash + simhash; exact and near duplicates get duplicate_of (index in Redis).
+    "crawlproj.pipelines.content.ContentDedupPipeline": 300,
+    # Stores each unique body (gzip, content-addressed) before the page's links are followed.
+    "crawlproj.pipelines.store.PageStorePipeline": 400,
+    # Completes the row (every column present) and releases the spider's checkpoint.
+    "crawlproj.pipelines.metadata.MetadataPipeline": 500,
+}
+
+# --- Near-duplicates (simhash index shared through Redis) --------------------------------
+# Check pages against the simhash index; False = exact (content hash) duplicates only.
+NEARDUP_ENABLED = True
+# Differing bits that still make a near duplicate; tests/corpus: precision 1.0, recall 0.97 at 7.
+NEARDUP_MAX_DISTANCE = 7
+# Blocks of the 64-bit fingerprint in the index (4 blocks at distance 7: 68 look-ups/probe).
+NEARDUP_BLOCKS = 4
+# Fingerprints per index bucket before it takes no more (templated sites; neardup/bucket_overflows).
+NEARDUP_BUCKET_CAP = 1000
+# Pages with fewer visible words get the exact check only (short texts' simhashes collide).
+NEARDUP_MIN_WORDS = 50
+# Threads that parse, fingerprint and query Redis for duplicate checks (off the reactor).
+NEARDUP_THREADS = 2
+
+# --- Page store (bodies; S3 credentials are Scrapy's AWS_* settings, shared with feeds) ------
+# s3://bucket/prefix or file:///abs/folder; empty = file:// + CRAWL_DATA_DIR/pages.
+PAGESTORE_URI = ""
+# Retries of a failed upload before the crawl stops with reason pagestore_unavailable.
+PAGESTORE_RETRIES = 3
+# Seconds before the first retry; doubled for each further one (1 + 2 + 4 s by default).
+PAGESTORE_RETRY_DELAY = 1.0
+# Threads that compress and upload bodies (never on the reactor).
+PAGESTORE_THREADS = 8
+# Seconds before an S3 connect or read counts as a failed attempt.
+PAGESTORE_TIMEOUT = 30.0
+
+# --- Site-specific extractors (crawlproj/extractors/) ---------------------------------------
+# Packages whose every module is imported at start so its @register extractors apply.
+EXTRACTOR_MODULES = ["crawlproj.extractors"]
+
+# --- Metadata rows (feeds) -------------------------------------------------------------------
+# jsonl rows when FEEDS, -o and -O name no feed (empty = none); %(data_dir)s = CRAWL_DATA_DIR.
+CRAWL_ITEMS_URI = "%(data_dir)s/items/%(name)s-%(time)s.jsonl"
+# Adds %(data_dir)s (CRAWL_DATA_DIR, resolved from the project root) to feed URIs.
+FEED_URI_PARAMS = "crawlproj.feeds.uri_params"
+# Columns of every row, in order (crawlproj/items.py ROW_FIELDS).
+FEED_EXPORT_FIELDS = list(row_fields)
+
 # --- Extensions --------------------------------------------------------------------------
 EXTENSIONS = {
     # Owns the Redis connection (shared or embedded) for every component of this crawl.
     "extensions.redis_conn.RedisLifecycle": 0,
     # Logs pages/hosts/errors/elapsed at close; writes CRAWL_SUMMARY_FILE when set.
     "extensions.summary.CrawlSummary": 500,
+    # Prometheus endpoint on METRICS_PORT (off while it is 0).
+    "extensions.metrics.CrawlMetrics": 600,
+    # HTML crawl report with charts at close (CRAWL_REPORT_PATH).
+    "extensions.report.CrawlReport": 610,
 }
 # Where the end-of-crawl summary JSON goes (empty = log line only).
 CRAWL_SUMMARY_FILE = ""
+
+# --- Operations: live metrics and crawl report -------------------------------------------
+# TCP port of the Prometheus endpoint (any path answers); 0 = off. One port per worker process.
+METRICS_PORT = 0
+# Address the metrics endpoint binds; loopback unless a remote Prometheus must scrape it.
+METRICS_BIND = "127.0.0.1"
+# Seconds between reads of the crawl-wide frontier counters in Redis (lease expiries...); 0 = off.
+METRICS_REDIS_INTERVAL = 5.0
+# More Scrapy stats exported as crawlproj_stat{name=...}: exact names, or prefixes ending in "/".
+METRICS_EXTRA_STATS: list[str] = []
+# Write the HTML crawl report (and its JSON data) when a crawl closes.
+CRAWL_REPORT_ENABLED = True
+# Report file; "" = beside the first local feed (<feed>-report.html), else CRAWL_DATA_DIR.
+CRAWL_REPORT_PATH = ""
 
 # --- Scrapy plumbing -----------------------------------------------------------------------
 # No listening consoles on a crawler: operators act through Redis (scrapy <verb>).

@@ -65,6 +65,7 @@ def report(out: Path, rc: int, elapsed: float, requests: list, expected: set, de
     print(f"elapsed:    {elapsed:.1f}s (crawl reason: {summary.get('reason', '?')})")
     print(f"politeness: max {max_inflight} in flight per IP, {len(short_gaps)} gaps < {delay}s")
     print(f"items:      {out / 'items.jsonl'}")
+    print(f"report:     {out / 'items-report.html'}")
     return rc
 
 

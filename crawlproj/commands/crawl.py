@@ -2,7 +2,8 @@
 
 Scrapy logs a traceback for any exception raised while a crawler starts. Operators
 need the reason and the fix instead, so the inputs that are checkable up front
-(seeds, DNS_HOSTS_MAP, a shared REDIS_URL) are checked here before the reactor runs.
+(seeds, DNS_HOSTS_MAP, a shared REDIS_URL, the page store) are checked here before
+the reactor runs.
 The exit status is non-zero when the crawl did not finish normally.
 """
 
@@ -14,9 +15,11 @@ from typing import TYPE_CHECKING
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 from scrapy.exceptions import UsageError
 
+from crawlproj.pipelines.store import check_content_settings
 from crawlproj.seeds import SeedError, read_seed_arg
 from extensions.dns_cache import DnsSettings
 from extensions.frontier.admission import url_filter_from_settings
+from extensions.pagestore import StoreUnavailable
 from extensions.redis_conn import RedisUnavailable, connect_url
 from extensions.seen import SeenConfig
 from extensions.url_filters import compile_block_rules
@@ -43,7 +46,8 @@ def preflight(settings: BaseSettings, spider_args: dict[str, str]) -> None:
         SeenConfig.from_settings(settings)
         if settings.get("REDIS_URL"):
             connect_url(settings.get("REDIS_URL")).close()
-    except (SeedError, RedisUnavailable, ValueError) as exc:
+        check_content_settings(settings)  # NEARDUP_*, PAGESTORE_* and the store itself
+    except (SeedError, RedisUnavailable, StoreUnavailable, ValueError) as exc:
         raise StartupError(str(exc)) from None
 
 

@@ -1,19 +1,80 @@
-"""The generic `web` spider: seeds -> follow links -> one PageItem per fetched document."""
+"""The generic `web` spider: seeds -> follow links -> one PageItem per fetched document.
+
+Checkpoint before parsing: each callback yields the page's item, waits until
+the content pipelines have stored its body (crawlproj/checkpoint.py), and only
+then yields the page's links. If the body cannot be stored the page goes back
+to the frontier (``frontier_release``) and no link is followed, so a crash or
+a dead page store never leaves a page whose links were crawled but whose body
+is lost.
+
+``parse_page`` and ``follow_links`` are the extraction path; ``scrapy replay``
+runs the same two functions over stored bodies.
+"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import scrapy
 from scrapy.http import Response, TextResponse
 
+from crawlproj.checkpoint import Checkpoint, CheckpointTimeout, checkpoint_for
 from crawlproj.directives import page_directives
+from crawlproj.extractors import registry
+from crawlproj.feeds import add_default_feed
 from crawlproj.items import PageItem
 from crawlproj.links import extract_links
 from crawlproj.seeds import SeedLine, read_seed_arg
+from extensions.pagestore import StoreUnavailable
 from extensions.robots_cache import parse_sitemap
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.settings import BaseSettings
+    from scrapy.statscollectors import StatsCollector
+
+logger = logging.getLogger(__name__)
+
+# Response headers kept on the row because they change how the body is read.
+PARSE_HEADERS = ("Content-Type", "X-Robots-Tag", "Link")
+
+
+@dataclass(frozen=True)
+class PageParse:
+    fields: dict[str, Any]  # noindex, canonical, extracted: merged into the row
+    html: bool
+    nofollow: bool
+
+
+def parse_page(response: Response, token: str, stats: StatsCollector | None = None) -> PageParse:
+    """Row fields read from the page: robots directives, canonical, extractor fields."""
+    directives = page_directives(response, token)
+    html = isinstance(response, TextResponse) and _is_html(response)
+    extracted = registry.run(response, stats) if html else {}
+    fields = {
+        "noindex": directives.noindex,
+        "canonical": directives.canonical,
+        "extracted": extracted or None,
+    }
+    return PageParse(fields, html, directives.nofollow)
+
+
+def follow_links(
+    page: PageParse, response: Response, stats: StatsCollector | None = None
+) -> list[str]:
+    """The page's outlinks, unless it is not HTML or says nofollow."""
+    if not page.html:
+        _inc(stats, "crawlproj/pages/not_html")
+        return []
+    if page.nofollow:
+        _inc(stats, "crawlproj/pages/nofollow")
+        return []
+    assert isinstance(response, TextResponse)
+    return extract_links(response)
 
 
 class WebSpider(scrapy.Spider):
@@ -23,6 +84,7 @@ class WebSpider(scrapy.Spider):
     """
 
     name = "web"
+    checkpoint: Checkpoint  # set in from_crawler
 
     def __init__(self, seeds: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -30,28 +92,42 @@ class WebSpider(scrapy.Spider):
         # any component opens (the crawl command turns SeedError into one line).
         self.seed_lines: list[SeedLine] = read_seed_arg(seeds)
 
+    @classmethod
+    def update_settings(cls, settings: BaseSettings) -> None:
+        super().update_settings(settings)
+        add_default_feed(settings)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> WebSpider:
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        registry.load(crawler.settings.getlist("EXTRACTOR_MODULES"))
+        spider.checkpoint = checkpoint_for(crawler)
+        return spider
+
     async def start(self) -> AsyncIterator[scrapy.Request]:
         for seed in self.seed_lines:
             yield scrapy.Request(seed.url, callback=self.parse, errback=self.on_error)
 
-    def parse(self, response: Response) -> Iterator[PageItem | scrapy.Request]:
-        directives = page_directives(response, self.robots_token)
+    async def parse(self, response: Response) -> AsyncIterator[PageItem | scrapy.Request]:
+        page = parse_page(response, self.robots_token, self.crawler.stats)
         item = self.page_item(response)
-        item["noindex"], item["canonical"] = directives.noindex, directives.canonical
+        item.update(page.fields)
+        self.checkpoint.register(item, response)
         yield item
-        if not isinstance(response, TextResponse) or not _is_html(response):
-            self.crawler.stats.inc_value("crawlproj/pages/not_html")
+        if not await self.passed_checkpoint(item, response):
             return
-        if directives.nofollow:
-            self.crawler.stats.inc_value("crawlproj/pages/nofollow")
-            return
-        for url in extract_links(response):
+        for url in follow_links(page, response, self.crawler.stats):
             yield scrapy.Request(url, callback=self.parse, errback=self.on_error)
 
-    def parse_sitemap(self, response: Response) -> Iterator[PageItem | scrapy.Request]:
+    async def parse_sitemap(self, response: Response) -> AsyncIterator[PageItem | scrapy.Request]:
         """Sitemaps (from robots.txt): their page URLs enter the frontier at the
         lowest priority, nested sitemaps too; <lastmod> rides along in meta."""
-        yield self.page_item(response)
+        item = self.page_item(response)
+        item.update(parse_page(response, self.robots_token, self.crawler.stats).fields)
+        self.checkpoint.register(item, response)
+        yield item
+        if not await self.passed_checkpoint(item, response):
+            return
         try:
             pages, nested = parse_sitemap(response.body, response.url)
         except ValueError as exc:  # too large, corrupt gzip, not a sitemap
@@ -65,6 +141,19 @@ class WebSpider(scrapy.Spider):
             meta = {**lowest, "lastmod": lastmod} if lastmod else dict(lowest)
             yield scrapy.Request(url, callback=self.parse, errback=self.on_error, meta=meta)
         self.crawler.stats.inc_value("crawlproj/sitemaps/urls", len(pages))
+
+    async def passed_checkpoint(self, item: PageItem, response: Response) -> bool:
+        """True once the body is stored (or needs no storing); False hands the page back."""
+        try:
+            await self.checkpoint.wait(item)
+        except (StoreUnavailable, CheckpointTimeout) as exc:
+            if isinstance(exc, CheckpointTimeout):
+                self.logger.warning("Page %s handed back: %s", response.url, exc)
+            # The frontier re-delivers a released page later instead of acking it.
+            response.request.meta["frontier_release"] = True
+            self.crawler.stats.inc_value("crawlproj/pages/released")
+            return False
+        return True
 
     @property
     def robots_token(self) -> str:
@@ -85,11 +174,31 @@ class WebSpider(scrapy.Spider):
             ip=str(response.ip_address) if response.ip_address else None,
             content_type=_content_type(response),
             length=len(response.body),
+            etag=_header(response, b"ETag"),
+            last_modified=_header(response, b"Last-Modified"),
+            headers=parse_headers(response),
         )
 
     def on_error(self, failure: Any) -> None:
         # Counted by cause; the request itself is logged by Scrapy's core.
         self.crawler.stats.inc_value(f"crawlproj/errors/{failure.type.__name__}")
+
+
+def parse_headers(response: Response) -> dict[str, list[str]]:
+    """PARSE_HEADERS present on the response, name -> values (latin-1 decoded)."""
+    found: dict[str, list[str]] = {}
+    for name in PARSE_HEADERS:
+        values = response.headers.getlist(name)
+        if values:
+            found[name] = [v.decode("latin-1") for v in values]
+    return found
+
+
+def _header(response: Response, name: bytes) -> str | None:
+    raw = response.headers.get(name)
+    if not raw:
+        return None
+    return raw.decode("latin-1").strip() or None
 
 
 def _content_type(response: Response) -> str | None:
@@ -102,3 +211,8 @@ def _content_type(response: Response) -> str | None:
 def _is_html(response: Response) -> bool:
     content_type = _content_type(response)
     return content_type is None or content_type in ("text/html", "application/xhtml+xml")
+
+
+def _inc(stats: StatsCollector | None, key: str) -> None:
+    if stats is not None:
+        stats.inc_value(key)
