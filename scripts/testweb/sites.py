@@ -38,7 +38,18 @@ _WORD_TEXT = (
     "the a of and to in is that for on with as by at from quietly slowly often never "
     "always carefully gently bright hidden ancient modern distant"
 )
-WORDS = tuple(_WORD_TEXT.split())
+_SYLLABLES = tuple(c + v for c in "bdfgklmnprstvz" for v in ("a", "e", "i", "o", "u", "ai", "ou"))
+
+
+def _vocabulary() -> tuple[str, ...]:
+    """The base words plus 3,000 deterministic pseudo-words: distinct pages must share
+    few words, as real prose does, or near-duplicate detection sees twins everywhere."""
+    rng = random.Random(1234)
+    made = {"".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(2, 4))) for _ in range(3000)}
+    return tuple(_WORD_TEXT.split()) + tuple(sorted(made))
+
+
+WORDS = _vocabulary()
 
 
 @dataclass(frozen=True)
@@ -132,6 +143,8 @@ class Site:
             table.append((r"/large", lambda h, m: self._page(h, "/large")))
         if h.gzip_bomb_mb > 0:
             table.append((r"/bomb", lambda h, m: _gzip_bomb(h.gzip_bomb_mb)))
+        if h.near_duplicates:
+            table.append((r"/copy/(\d+)", self._copy))
         if h.sitemap:
             table.append((re.escape(SITEMAP_INDEX), lambda h, m: self._sitemap_index(h)))
             table.append((r"/sitemap\.xml", lambda h, m: self._sitemap(h)))
@@ -188,6 +201,11 @@ class Site:
         n = int(m.group(1))
         # Reject /page/01 too: one canonical spelling per page keeps `pages` exact.
         return self._page(h, m.group(0)) if 1 <= n <= h.pages and str(n) == m.group(1) else None
+
+    def _copy(self, h: HostSpec, m: re.Match[str]) -> Route | None:
+        n = int(m.group(1))
+        ok = h.pages and 1 <= n <= h.near_duplicates and str(n) == m.group(1)
+        return self._page(h, m.group(0)) if ok else None
 
     def _robots(self, h: HostSpec) -> Route:
         if h.robots is None:
@@ -249,7 +267,8 @@ class Site:
         return Route("trap", title=title, links=(Link(deeper, "a/a"),))
 
     def _page(self, h: HostSpec, path: str) -> Route:
-        rng = _rng(self.spec.seed, "links", h.name, path)
+        # A near-duplicate copy has its original's links and prose (see _render).
+        rng = _rng(self.spec.seed, "links", h.name, _original(path))
         targets = self._root_targets(h, rng) if path == "/" else self._page_targets(h, path, rng)
         use_base = path != "/" and rng.random() < 0.3
         base_dir = "/" if use_base else posixpath.dirname(path).rstrip("/") + "/"
@@ -257,7 +276,7 @@ class Site:
             Link(self.url(host or h.name, p), _href(self, h, host, p, base_dir, rng))
             for host, p in targets
         )
-        title = f"{h.name} {path}"
+        title = f"{h.name} {_original(path)}"
         base = self.url(h.name) if use_base else None
         size = h.large_body_kb if path == "/large" else 0
         return Route("page", title=title, links=links, base_href=base, size_kb=size)
@@ -275,6 +294,8 @@ class Site:
             out.append(("", "/large"))
         if h.gzip_bomb_mb > 0:
             out.append(("", "/bomb"))
+        if h.pages:
+            out += [("", f"/copy/{n}") for n in range(1, h.near_duplicates + 1)]
         if h.utm_alias and h.pages:
             out.append(("", f"/page/1?{UTM_QUERY}"))
         if len(self._names) > 1:  # ring of roots + one random cross-host page
@@ -306,8 +327,13 @@ class Site:
 
     # ---- rendering ---------------------------------------------------------------
     def _render(self, host: str, path: str, route: Route) -> bytes:
-        rng = _rng(self.spec.seed, "prose", host, urlsplit(path).path)
+        bare = urlsplit(path).path
+        rng = _rng(self.spec.seed, "prose", host, _original(bare))
         paragraphs = [_sentence(rng, rng.randint(30, 60)) for _ in range(rng.randint(2, 4))]
+        # A changing counter line, as on real sites: a near-duplicate /copy/N differs from
+        # its original only here, so its bytes differ but its visible words do not.
+        minutes = _rng(self.spec.seed, "stamp", host, bare).randint(1, 59)
+        paragraphs.append(f"Updated {minutes} minutes ago.")
         if route.size_kb:
             # A 64 KiB block of prose, repeated: megabytes render in milliseconds.
             block: list[str] = []
@@ -398,6 +424,11 @@ def _override(spec: HostSpec, path: str) -> StatusOverride | None:
     # Exact path-with-query first, so "/x?a=1" can fail while "/x" works.
     overrides = spec.status_overrides
     return overrides.get(path) or overrides.get(urlsplit(path).path or "/")
+
+
+def _original(path: str) -> str:
+    """The page a near-duplicate /copy/N repeats (/page/1); any other path itself."""
+    return "/page/1" if path.startswith("/copy/") else path
 
 
 def _sentence(rng: random.Random, n_words: int) -> str:

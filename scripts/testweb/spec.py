@@ -45,6 +45,8 @@ class HostSpec:
     # robots.txt names /sitemap_index.xml.gz (gzip) -> /sitemap.xml, which lists the
     # pages and /orphan, a page linked from nowhere else.
     sitemap: bool = False
+    # /copy/1..N: near duplicates of /page/1 (one changed line), linked from the root.
+    near_duplicates: int = 0
     # /bomb: a gzip-encoded page that inflates to this many MiB (decompression caps).
     gzip_bomb_mb: int = 0
     status_overrides: dict[str, StatusOverride] = field(default_factory=dict)
@@ -121,7 +123,9 @@ class WebSpec:
         hosts = [
             # Two hostnames sharing one IP.
             HostSpec("alpha.test", "shared2", pages=20, redirect=True, robots=allow),
-            HostSpec("beta.test", "shared2", pages=15, utm_alias=True, robots=allow),
+            HostSpec(
+                "beta.test", "shared2", pages=15, utm_alias=True, robots=allow, near_duplicates=3
+            ),
             # Three hostnames sharing one IP.
             HostSpec(
                 "gamma.test",

@@ -149,7 +149,9 @@ def test_expected_pages_set(demo: Site) -> None:
     assert url("gamma.test", "/private/secret") not in pages
     assert url("alpha.test", "/old") not in pages
     assert not any("robots.txt" in p or "utm_" in p or "#" in p for p in pages)
-    assert len(pages) == 8 + sum(h.pages for h in demo.spec.hosts) + 2
+    copies = sum(h.near_duplicates for h in demo.spec.hosts)
+    assert url("beta.test", "/copy/1") in pages  # near duplicates are pages too
+    assert len(pages) == 8 + sum(h.pages for h in demo.spec.hosts) + 2 + copies
 
 
 def _polite_crawl(site: Site) -> list[str]:
