@@ -31,9 +31,12 @@ class CrawlResult:
 
 
 def crawl_command(
-    seeds: str | Path, data_dir: Path, settings: dict[str, Any], items: Path | None
+    seeds: str | Path | None, data_dir: Path, settings: dict[str, Any], items: Path | None
 ) -> list[str]:
-    cmd = [*SCRAPY, "crawl", "web", "-a", f"seeds={seeds}"]
+    """The `scrapy crawl web` command line; seeds None resumes the frontier."""
+    cmd = [*SCRAPY, "crawl", "web"]
+    if seeds is not None:
+        cmd += ["-a", f"seeds={seeds}"]
     # DNS_HOSTS_MAP_ONLY: a sandboxed crawl never asks a real DNS server about a name.
     merged = {
         "CRAWL_DATA_DIR": str(data_dir),
@@ -51,7 +54,7 @@ def crawl_command(
 
 
 def start_crawl(
-    seeds: str | Path,
+    seeds: str | Path | None,
     data_dir: Path,
     settings: dict[str, Any] | None = None,
     items: Path | None = None,
@@ -69,7 +72,7 @@ def start_crawl(
 
 
 def run_crawl(
-    seeds: str | Path,
+    seeds: str | Path | None,
     data_dir: Path,
     settings: dict[str, Any] | None = None,
     timeout: float = 240,

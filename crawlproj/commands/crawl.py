@@ -39,7 +39,8 @@ class StartupError(RuntimeError):
 
 def preflight(settings: BaseSettings, spider_args: dict[str, str]) -> None:
     try:
-        read_seed_arg(spider_args.get("seeds"), report=False)
+        if "seeds" in spider_args:  # none: resume what the frontier holds
+            read_seed_arg(spider_args["seeds"], report=False)
         DnsSettings.from_settings(settings)
         url_filter_from_settings(settings)
         compile_block_rules(settings.getlist("URL_BLOCKLIST"))

@@ -81,6 +81,7 @@ class WebSpider(scrapy.Spider):
     """Crawl outward from the seeds; the scheduler decides what is fetched when.
 
     Usage: scrapy crawl web -a seeds=FILE | -a seeds=URL1,URL2 [-O items.jsonl]
+    Without seeds it resumes what the frontier (Redis, CRAWL_DATA_DIR) already holds.
     """
 
     name = "web"
@@ -90,7 +91,9 @@ class WebSpider(scrapy.Spider):
         super().__init__(**kwargs)
         # Read and validated up front: a bad seeds argument stops the crawl before
         # any component opens (the crawl command turns SeedError into one line).
-        self.seed_lines: list[SeedLine] = read_seed_arg(seeds)
+        # No argument at all resumes the frontier: seeds added by `scrapy seed`, or a
+        # crawl that was stopped, re-crawled or killed.
+        self.seed_lines: list[SeedLine] = read_seed_arg(seeds) if seeds is not None else []
 
     @classmethod
     def update_settings(cls, settings: BaseSettings) -> None:

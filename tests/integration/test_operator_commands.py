@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from scripts.crawlrun import PROJECT_ROOT, start_crawl, write_seeds
+from scripts.crawlrun import PROJECT_ROOT, run_crawl, start_crawl, write_seeds
 from scripts.testweb import HostSpec, TestWeb, WebSpec
 
 
@@ -149,3 +149,23 @@ def test_status_without_a_running_crawl_uses_the_data_folder(tmp_path: Path) -> 
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["queued"] == 0
     assert not (tmp_path / "crawl" / "redis" / "server.port").exists()  # stopped again
+
+
+def test_seeded_frontier_is_crawled_by_a_crawl_without_seeds(tmp_path: Path) -> None:
+    data = tmp_path / "crawl"
+    with TestWeb(WebSpec(hosts=[HostSpec("later.test", pages=3)]), lifetime=120) as web:
+        hosts = web.hosts_map_setting()
+        # No crawl runs: the verb starts the folder's embedded Redis, queues, stops it.
+        seeded = verb("seed", web.url("later.test"), data_dir=data, hosts=hosts)
+        assert seeded.returncode == 0, seeded.stderr
+        settings = {"DNS_HOSTS_MAP": hosts, "FRONTIER_DELAY": 0.1}
+        result = run_crawl(None, data, settings)
+        requests = web.requests()
+    assert result.returncode == 0, result.log[-3000:]
+    assert set(web.pages) <= {r["url"] for r in requests}
+
+
+def test_a_crawl_without_seeds_on_an_empty_frontier_ends_by_itself(tmp_path: Path) -> None:
+    result = run_crawl(None, tmp_path / "crawl", {}, timeout=60)
+    assert result.returncode == 0, result.log[-3000:]
+    assert "Crawl summary: 0 pages" in result.log
