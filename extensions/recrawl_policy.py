@@ -1,0 +1,150 @@
+"""Re-crawl policy math: freshness of a copy, change-rate estimates, budget allocation.
+
+Model (Cho & Garcia-Molina, "Effective page refresh policies for Web crawlers", 2003):
+a page changes as a Poisson process of rate lambda (changes per second); a crawler that
+re-fetches it every T seconds keeps a copy that is fresh a fraction
+
+    F(lambda, T) = (1 - e^(-lambda T)) / (lambda T)
+
+of the time. With a budget of B fetches per second over pages of rates lambda_i, a
+policy chooses fetch rates f_i (T_i = 1/f_i) with sum f_i = B:
+- uniform:      f_i = B / n
+- proportional: f_i = B lambda_i / sum(lambda)   (every page gets the same lambda T,
+                                                   so fast movers drag all pages down)
+- optimal:      maximise sum F(lambda_i, 1/f_i); the Lagrange condition dF/df_i = mu
+                gives pages changing too fast to keep fresh f_i = 0.
+This module is pure (no Redis, no clock): recrawl.py applies it to stored state.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+POLICIES = ("uniform", "proportional", "optimal")
+
+
+def freshness(rate: float, interval: float) -> float:
+    """Expected fraction of time a copy re-fetched every `interval` s is fresh."""
+    if rate < 0 or interval < 0:
+        raise ValueError("rate and interval must be >= 0")
+    x = rate * interval
+    if x == 0:
+        return 1.0
+    if x < 1e-8:  # 1 - x/2 + ...: avoid cancellation in 1 - e^-x
+        return 1.0 - x / 2
+    return -math.expm1(-x) / x
+
+
+def freshness_at_frequency(rate: float, frequency: float) -> float:
+    """F for a page fetched `frequency` times per second (0 = never: always stale if it
+    changes at all)."""
+    if frequency <= 0:
+        return 1.0 if rate == 0 else 0.0
+    return freshness(rate, 1.0 / frequency)
+
+
+def _gain(rate: float, frequency: float) -> float:
+    """dF/df: the freshness one more fetch per second buys this page."""
+    if rate == 0:
+        return 0.0
+    x = rate / frequency
+    return (-math.expm1(-x) - x * math.exp(-x)) / rate
+
+
+def _frequency_for_gain(rate: float, mu: float) -> float:
+    """The frequency at which this page's marginal gain equals mu (0 if never)."""
+    if rate == 0 or mu >= 1.0 / rate:  # the gain never exceeds 1/rate (at f -> 0)
+        return 0.0
+    low, high = 0.0, rate
+    while _gain(rate, high) > mu:  # the gain falls as f grows: find a bracket
+        high *= 2.0
+    for _ in range(100):
+        mid = (low + high) / 2
+        if mid == 0 or _gain(rate, mid) > mu:
+            low = mid
+        else:
+            high = mid
+    return (low + high) / 2
+
+
+def allocate(rates: Sequence[float], budget: float, policy: str = "uniform") -> list[float]:
+    """Fetch frequencies (per second) for pages of the given change rates, summing to
+    `budget` fetches per second."""
+    if budget < 0:
+        raise ValueError("budget must be >= 0")
+    if policy not in POLICIES:
+        raise ValueError(f"RECRAWL_POLICY must be one of {POLICIES}, not {policy!r}")
+    n = len(rates)
+    if n == 0:
+        return []
+    if policy == "uniform":
+        return [budget / n] * n
+    total = sum(rates)
+    if policy == "proportional":
+        return [budget * r / total for r in rates] if total else [budget / n] * n
+    return _optimal(rates, budget)
+
+
+def _optimal(rates: Sequence[float], budget: float) -> list[float]:
+    if all(r == 0 for r in rates):
+        return [budget / len(rates)] * len(rates)
+    low, high = 0.0, max(1.0 / r for r in rates if r > 0)  # mu above high: nobody fetched
+    for _ in range(200):
+        mu = (low + high) / 2
+        spent = sum(_frequency_for_gain(r, mu) for r in rates)
+        if spent > budget:
+            low = mu
+        else:
+            high = mu
+    frequencies = [_frequency_for_gain(r, high) for r in rates]
+    # Where fetches are scarce (f << lambda) F is linear in f and the marginal gain
+    # rounds to 1/lambda for every split: what bisection leaves unspent goes to the
+    # slowest-changing pages, whose fetches buy the most freshness there.
+    leftover = budget - sum(frequencies)
+    if leftover > 0:
+        slowest = min(r for r in rates if r > 0)
+        chosen = [i for i, r in enumerate(rates) if r <= slowest * (1 + 1e-9)]
+        for i in chosen:
+            frequencies[i] += leftover / len(chosen)
+    return frequencies
+
+
+def mean_freshness(rates: Sequence[float], frequencies: Sequence[float]) -> float:
+    """Average freshness of a set of pages under a given allocation."""
+    if not rates:
+        return 1.0
+    return sum(freshness_at_frequency(r, f) for r, f in zip(rates, frequencies, strict=True)) / len(
+        rates
+    )
+
+
+def estimate_rate(intervals: Sequence[float], changed: Sequence[bool]) -> float:
+    """Maximum-likelihood Poisson change rate from visits at irregular intervals
+    (Cho & Garcia-Molina 2003, irregular access): a visit after t seconds saw a change
+    with probability 1 - e^(-lambda t). Solves
+        sum over changed of t e^(-lambda t) / (1 - e^(-lambda t)) = sum over unchanged of t.
+    No change ever seen: 0. A change at every visit: the MLE is unbounded, so the
+    estimate is the bias-reduced (n + 0.5) / (total time + 0.5 * shortest interval)."""
+    pairs = [(t, c) for t, c in zip(intervals, changed, strict=True) if t > 0]
+    if not pairs or not any(c for _, c in pairs):
+        return 0.0
+    unchanged_time = sum(t for t, c in pairs if not c)
+    if unchanged_time == 0:
+        total = sum(t for t, _ in pairs)
+        return (len(pairs) + 0.5) / (total + 0.5 * min(t for t, _ in pairs))
+
+    def excess(rate: float) -> float:
+        seen = sum(t / math.expm1(rate * t) for t, c in pairs if c)
+        return seen - unchanged_time  # decreasing in rate
+
+    low, high = 1e-12, 1.0 / min(t for t, _ in pairs)
+    while excess(high) > 0:
+        high *= 2.0
+    for _ in range(200):
+        mid = (low + high) / 2
+        if excess(mid) > 0:
+            low = mid
+        else:
+            high = mid
+    return (low + high) / 2

@@ -1,0 +1,75 @@
+"""Re-crawl policy math: the freshness formula, allocations and the change-rate MLE."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from extensions.recrawl_policy import (
+    POLICIES,
+    allocate,
+    estimate_rate,
+    freshness,
+    mean_freshness,
+)
+
+DAY = 86400.0
+
+
+def test_freshness_formula() -> None:
+    assert freshness(0.0, 100.0) == 1.0
+    assert freshness(1.0, 1.0) == pytest.approx(1 - math.exp(-1))
+    assert freshness(2.0, 3.0) == pytest.approx((1 - math.exp(-6)) / 6)
+    assert freshness(1e-12, 1.0) == pytest.approx(1.0)
+    with pytest.raises(ValueError):
+        freshness(-1.0, 1.0)
+
+
+def test_two_pages_nine_and_one_changes_a_day_two_fetches_a_day() -> None:
+    rates, budget = [9 / DAY, 1 / DAY], 2 / DAY
+    result = {p: mean_freshness(rates, allocate(rates, budget, p)) for p in POLICIES}
+    # Proportional gives both pages lambda T = 5: F = (1 - e^-5) / 5.
+    assert result["proportional"] == pytest.approx((1 - math.exp(-5)) / 5)
+    assert result["proportional"] == pytest.approx(0.1987, abs=5e-4)
+    assert result["uniform"] == pytest.approx(((1 - math.exp(-9)) / 9 + 1 - math.exp(-1)) / 2)
+    assert result["optimal"] >= result["uniform"] > result["proportional"]
+    # The optimum spends little on the page it cannot keep fresh.
+    fast, slow = allocate(rates, budget, "optimal")
+    assert fast < slow and fast + slow == pytest.approx(budget)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rates=st.lists(st.floats(min_value=1e-6, max_value=1e-2), min_size=2, max_size=12),
+    budget=st.floats(min_value=1e-5, max_value=1e-1),
+)
+def test_optimal_beats_uniform_beats_proportional(rates: list[float], budget: float) -> None:
+    fresh = {p: mean_freshness(rates, allocate(rates, budget, p)) for p in POLICIES}
+    assert fresh["optimal"] >= fresh["uniform"] - 1e-9
+    assert fresh["uniform"] >= fresh["proportional"] - 1e-9  # Cho & Garcia-Molina's result
+    for policy in POLICIES:
+        assert sum(allocate(rates, budget, policy)) == pytest.approx(budget, rel=1e-6)
+
+
+def test_unknown_policy_names_the_setting() -> None:
+    with pytest.raises(ValueError, match="RECRAWL_POLICY"):
+        allocate([1.0], 1.0, "random")
+
+
+@pytest.mark.parametrize("true_rate", [1 / 600, 1 / 60, 1 / 6])
+def test_change_rate_estimate_converges_with_irregular_visits(true_rate: float) -> None:
+    rng = random.Random(42)
+    intervals = [rng.expovariate(1 / 60) + 1 for _ in range(4000)]
+    changed = [rng.random() < 1 - math.exp(-true_rate * t) for t in intervals]
+    assert estimate_rate(intervals, changed) == pytest.approx(true_rate, rel=0.1)
+
+
+def test_change_rate_edge_cases() -> None:
+    assert estimate_rate([], []) == 0.0
+    assert estimate_rate([10, 20], [False, False]) == 0.0  # a 304 counts as no change
+    always = estimate_rate([10, 10, 10], [True, True, True])
+    assert 0.1 <= always < 1.0  # changed at every visit: >= once per 10 s, yet finite
