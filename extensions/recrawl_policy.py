@@ -98,15 +98,17 @@ def _optimal(rates: Sequence[float], budget: float) -> list[float]:
         else:
             high = mu
     frequencies = [_frequency_for_gain(r, high) for r in rates]
-    # Where fetches are scarce (f << lambda) F is linear in f and the marginal gain
-    # rounds to 1/lambda for every split: what bisection leaves unspent goes to the
-    # slowest-changing pages, whose fetches buy the most freshness there.
+    # Where fetches are scarce (f << lambda) F is linear in f: a page's marginal gain is
+    # flat at 1/lambda, so its frequency jumps from ~0 to a lot as mu crosses 1/lambda
+    # and bisection stops at the jump with budget unspent. The rest belongs to exactly
+    # the pages that jump there (all at marginal gain mu), in proportion to the jump.
     leftover = budget - sum(frequencies)
     if leftover > 0:
-        slowest = min(r for r in rates if r > 0)
-        chosen = [i for i, r in enumerate(rates) if r <= slowest * (1 + 1e-9)]
-        for i in chosen:
-            frequencies[i] += leftover / len(chosen)
+        below = [_frequency_for_gain(r, low) for r in rates]
+        jumps = [max(0.0, b - f) for b, f in zip(below, frequencies, strict=True)]
+        weights = jumps if sum(jumps) > 0 else [f or 1.0 for f in frequencies]
+        total = sum(weights)
+        frequencies = [f + leftover * w / total for f, w in zip(frequencies, weights, strict=True)]
     return frequencies
 
 
