@@ -79,13 +79,18 @@ def run_crawl(
 ) -> CrawlResult:
     items = data_dir / "items.jsonl"
     proc = start_crawl(seeds, data_dir, settings, items)
+    stdout, stderr = wait_crawl(proc, timeout)
+    return CrawlResult(proc.returncode, stdout, stderr, read_items(items))
+
+
+def wait_crawl(proc: subprocess.Popen[str], timeout: float) -> tuple[str, str]:
+    """(stdout, stderr) of a started crawl; killed and reported if it outlives `timeout`."""
     try:
-        stdout, stderr = proc.communicate(timeout=timeout)
+        return proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         proc.kill()
-        stdout, stderr = proc.communicate()
+        _, stderr = proc.communicate()
         raise AssertionError(f"crawl did not finish in {timeout}s:\n{stderr[-4000:]}") from None
-    return CrawlResult(proc.returncode, stdout, stderr, read_items(items))
 
 
 def read_items(path: Path) -> list[dict[str, Any]]:

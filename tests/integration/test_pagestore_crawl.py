@@ -24,7 +24,14 @@ import pytest
 
 from crawlproj.settings import FEED_EXPORT_FIELDS
 from extensions.pagestore import split_ref
-from scripts.crawlrun import PROJECT_ROOT, read_items, run_crawl, start_crawl, write_seeds
+from scripts.crawlrun import (
+    PROJECT_ROOT,
+    read_items,
+    run_crawl,
+    start_crawl,
+    wait_crawl,
+    write_seeds,
+)
 from scripts.testweb import HostSpec, TestWeb, WebSpec
 from tests.integration.s3_support import MotoServer, TcpForwarder, free_port
 from tests.integration.twin_web import ADDRESS, GROUP, HOST, TwinWeb
@@ -196,13 +203,7 @@ def wait_for_objects(moto: MotoServer, bucket: str, n: int, proc: subprocess.Pop
 
 
 def finish(proc: subprocess.Popen[str], timeout: float = 120) -> str:
-    try:
-        _, stderr = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        _, stderr = proc.communicate()
-        raise AssertionError(f"crawl did not stop:\n{stderr[-4000:]}") from None
-    return stderr
+    return wait_crawl(proc, timeout)[1]
 
 
 def assert_stopped_for_the_store(proc: subprocess.Popen[str], stderr: str) -> None:
