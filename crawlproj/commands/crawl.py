@@ -13,12 +13,13 @@ import sys
 from typing import TYPE_CHECKING
 
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
-from scrapy.exceptions import UsageError
+from scrapy.exceptions import NotConfigured, UsageError
 
 from crawlproj.pipelines.store import check_content_settings
 from crawlproj.seeds import SeedError, read_seed_arg
 from extensions.dns_cache import DnsSettings
 from extensions.frontier.admission import url_filter_from_settings
+from extensions.frontier.settings import frontier_config, scheduler_settings
 from extensions.pagestore import StoreUnavailable
 from extensions.redis_conn import RedisUnavailable, connect_url
 from extensions.seen import SeenConfig
@@ -45,10 +46,11 @@ def preflight(settings: BaseSettings, spider_args: dict[str, str]) -> None:
         url_filter_from_settings(settings)
         compile_block_rules(settings.getlist("URL_BLOCKLIST"))
         SeenConfig.from_settings(settings)
+        scheduler_settings(settings, frontier_config(settings).priorities)
         if settings.get("REDIS_URL"):
             connect_url(settings.get("REDIS_URL")).close()
         check_content_settings(settings)  # NEARDUP_*, PAGESTORE_* and the store itself
-    except (SeedError, RedisUnavailable, StoreUnavailable, ValueError) as exc:
+    except (SeedError, RedisUnavailable, StoreUnavailable, ValueError, NotConfigured) as exc:
         raise StartupError(str(exc)) from None
 
 

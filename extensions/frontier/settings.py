@@ -72,14 +72,11 @@ def scheduler_settings(settings: BaseSettings, priorities: int) -> SchedulerSett
             f"FRONTIER_DEFAULT_PRIORITY ({default_priority}) must be a front queue, "
             f"0..{priorities - 1}"
         )
-    poll = settings.getfloat("FRONTIER_POLL_INTERVAL", 1.0)
-    if poll <= 0:
-        raise NotConfigured(f"FRONTIER_POLL_INTERVAL ({poll}) must be > 0 seconds")
-    return SchedulerSettings(
+    opts = SchedulerSettings(
         crawl_name=settings.get("FRONTIER_CRAWL_NAME") or "",
         default_priority=default_priority,
         keep_referer=settings.getbool("FRONTIER_KEEP_REFERER", False),
-        poll_interval=poll,
+        poll_interval=settings.getfloat("FRONTIER_POLL_INTERVAL", 1.0),
         dns_retries=settings.getint("FRONTIER_DNS_RETRIES", 3),
         dns_retry_delay=settings.getfloat("FRONTIER_DNS_RETRY_DELAY", 5.0),
         max_redis_failures=settings.getint("FRONTIER_MAX_REDIS_FAILURES", 10),
@@ -88,3 +85,22 @@ def scheduler_settings(settings: BaseSettings, priorities: int) -> SchedulerSett
         robots_max_error_retries=settings.getint("ROBOTS_MAX_ERROR_RETRIES", 3),
         robots_sitemaps=settings.getbool("ROBOTS_SITEMAPS", True),
     )
+    _check_bounds(opts)
+    return opts
+
+
+def _check_bounds(opts: SchedulerSettings) -> None:
+    # (setting, value, smallest allowed, whether the smallest itself is allowed)
+    bounds = [
+        ("FRONTIER_POLL_INTERVAL", opts.poll_interval, 0, False),
+        ("FRONTIER_DNS_RETRIES", opts.dns_retries, 0, True),
+        ("FRONTIER_DNS_RETRY_DELAY", opts.dns_retry_delay, 0, False),
+        ("FRONTIER_MAX_REDIS_FAILURES", opts.max_redis_failures, 1, True),
+        ("URL_BLOCKLIST_REFRESH", opts.blocklist_refresh, 0, False),
+        ("ROBOTS_MAX_CRAWL_DELAY", opts.robots_max_crawl_delay, 0, True),
+        ("ROBOTS_MAX_ERROR_RETRIES", opts.robots_max_error_retries, 0, True),
+    ]
+    for name, value, least, inclusive in bounds:
+        if value < least or (value == least and not inclusive):
+            relation = ">=" if inclusive else ">"
+            raise NotConfigured(f"{name} ({value}) must be {relation} {least}")
