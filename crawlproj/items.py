@@ -34,6 +34,11 @@ class PageItem(scrapy.Item):
     simhash_hex = scrapy.Field()  # the same as 16 hex digits
     duplicate_of = scrapy.Field()  # URL of the earlier exact/near duplicate, else None
     content_ref = scrapy.Field()  # URI of the stored body (s3://... or file://...), else None
+    # -- freshness (re-crawl pipelines) --
+    # new (first fetch) | changed | unchanged (same hash, or simhash within
+    # NEARDUP_MAX_DISTANCE: not stored again) | not_modified (304) | gone (404/410)
+    change = scrapy.Field()
+    change_rate = scrapy.Field()  # estimated changes per second after this visit
 
 
 # Column order of the metadata rows (FEED_EXPORT_FIELDS in settings.py repeats it).
@@ -58,4 +63,6 @@ ROW_FIELDS: tuple[str, ...] = (
     "simhash_hex",
     "duplicate_of",
     "content_ref",
+    "change",
+    "change_rate",
 )

@@ -187,10 +187,15 @@ LOG_LEVEL = "INFO"
 
 # --- Content pipelines (run in this order; crawlproj/pipelines/) --------------------------
 ITEM_PIPELINES = {
-    # content_hash + simhash; exact and near duplicates get duplicate_of (index in Redis).
+    # Reads the URL's re-crawl state; a 304 row points at the stored copy (not_modified).
+    "crawlproj.pipelines.recrawl.RecrawlLoadPipeline": 250,
+    # content_hash + simhash; exact and near duplicates get duplicate_of (index in Redis);
+    # a re-fetch matching the stored copy is "unchanged" and not stored again.
     "crawlproj.pipelines.content.ContentDedupPipeline": 300,
     # Stores each unique body (gzip, content-addressed) before the page's links are followed.
     "crawlproj.pipelines.store.PageStorePipeline": 400,
+    # Records the visit: validators, change history and rate, next re-crawl due time.
+    "crawlproj.pipelines.recrawl.RecrawlCommitPipeline": 450,
     # Completes the row (every column present) and releases the spider's checkpoint.
     "crawlproj.pipelines.metadata.MetadataPipeline": 500,
 }

@@ -13,7 +13,8 @@ policy chooses fetch rates f_i (T_i = 1/f_i) with sum f_i = B:
                                                    so fast movers drag all pages down)
 - optimal:      maximise sum F(lambda_i, 1/f_i); the Lagrange condition dF/df_i = mu
                 gives pages changing too fast to keep fresh f_i = 0.
-This module is pure (no Redis, no clock): recrawl.py applies it to stored state.
+This module is pure (no Redis, no clock): recrawl_schedule.py applies it to the crawl's
+change-rate histogram and recrawl.py to each stored URL.
 """
 
 from __future__ import annotations
@@ -68,32 +69,44 @@ def _frequency_for_gain(rate: float, mu: float) -> float:
     return (low + high) / 2
 
 
-def allocate(rates: Sequence[float], budget: float, policy: str = "uniform") -> list[float]:
+def allocate(
+    rates: Sequence[float],
+    budget: float,
+    policy: str = "uniform",
+    counts: Sequence[float] | None = None,
+) -> list[float]:
     """Fetch frequencies (per second) for pages of the given change rates, summing to
-    `budget` fetches per second."""
+    `budget` fetches per second. With `counts`, rates[i] stands for counts[i] pages
+    (a histogram of a large crawl) and the frequency returned is per page."""
     if budget < 0:
         raise ValueError("budget must be >= 0")
     if policy not in POLICIES:
         raise ValueError(f"RECRAWL_POLICY must be one of {POLICIES}, not {policy!r}")
-    n = len(rates)
-    if n == 0:
-        return []
+    weights = [1.0] * len(rates) if counts is None else [float(c) for c in counts]
+    if len(weights) != len(rates) or any(w < 0 for w in weights):
+        raise ValueError("counts must be >= 0, one per rate")
+    pages = sum(weights)
+    if pages == 0:
+        return [0.0] * len(rates)
     if policy == "uniform":
-        return [budget / n] * n
-    total = sum(rates)
+        return [budget / pages] * len(rates)
+    total = sum(r * w for r, w in zip(rates, weights, strict=True))
     if policy == "proportional":
-        return [budget * r / total for r in rates] if total else [budget / n] * n
-    return _optimal(rates, budget)
+        return [budget * r / total for r in rates] if total else [budget / pages] * len(rates)
+    return _optimal(rates, weights, budget)
 
 
-def _optimal(rates: Sequence[float], budget: float) -> list[float]:
+def _optimal(rates: Sequence[float], weights: Sequence[float], budget: float) -> list[float]:
     if all(r == 0 for r in rates):
-        return [budget / len(rates)] * len(rates)
+        return [budget / sum(weights)] * len(rates)
+
+    def spent(frequencies: Sequence[float]) -> float:
+        return sum(f * w for f, w in zip(frequencies, weights, strict=True))
+
     low, high = 0.0, max(1.0 / r for r in rates if r > 0)  # mu above high: nobody fetched
     for _ in range(200):
         mu = (low + high) / 2
-        spent = sum(_frequency_for_gain(r, mu) for r in rates)
-        if spent > budget:
+        if spent([_frequency_for_gain(r, mu) for r in rates]) > budget:
             low = mu
         else:
             high = mu
@@ -102,13 +115,13 @@ def _optimal(rates: Sequence[float], budget: float) -> list[float]:
     # flat at 1/lambda, so its frequency jumps from ~0 to a lot as mu crosses 1/lambda
     # and bisection stops at the jump with budget unspent. The rest belongs to exactly
     # the pages that jump there (all at marginal gain mu), in proportion to the jump.
-    leftover = budget - sum(frequencies)
+    leftover = budget - spent(frequencies)
     if leftover > 0:
         below = [_frequency_for_gain(r, low) for r in rates]
         jumps = [max(0.0, b - f) for b, f in zip(below, frequencies, strict=True)]
-        weights = jumps if sum(jumps) > 0 else [f or 1.0 for f in frequencies]
-        total = sum(weights)
-        frequencies = [f + leftover * w / total for f, w in zip(frequencies, weights, strict=True)]
+        extra = jumps if spent(jumps) > 0 else [f or 1.0 for f in frequencies]
+        scale = leftover / spent(extra)
+        frequencies = [f + e * scale for f, e in zip(frequencies, extra, strict=True)]
     return frequencies
 
 

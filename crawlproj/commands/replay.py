@@ -58,6 +58,8 @@ FETCH_FIELDS = (
     "headers",
     "duplicate_of",
     "content_ref",
+    "change",  # the visit's history (re-crawl state), not in the body
+    "change_rate",
 )
 
 

@@ -26,6 +26,7 @@ from scrapy.http import TextResponse
 
 from crawlproj.checkpoint import checkpoint_for
 from crawlproj.items import PageItem
+from crawlproj.pipelines.recrawl import PREV_STATE_META
 from extensions.frontier.keys import FrontierKeys
 from extensions.neardup import DEFAULT_MAX_DISTANCE, content_hash, fingerprint
 from extensions.neardup_index import SimhashIndex, plan_blocks
@@ -36,6 +37,8 @@ from extensions.text import visible_text
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
+
+    from extensions.recrawl import DocState
 
 logger = logging.getLogger(__name__)
 
@@ -149,24 +152,36 @@ class ContentDedupPipeline:
         if response is None:
             self.stats.inc_value("content/no_body")
             return item
+        if item.get("change") in ("not_modified", "gone"):  # no body to look at
+            self.stats.inc_value(f"content/{item['change']}")
+            return item
         loop = asyncio.get_running_loop()
         url = item["url"]
+        prev: DocState | None = response.meta.get(PREV_STATE_META)
         signature, duplicate_of, branch = await loop.run_in_executor(
-            self.pool, self._classify, response, item.get("content_type"), url
+            self.pool, self._classify, response, item.get("content_type"), url, prev
         )
         item["content_hash"] = signature.content_hash
         item["simhash"] = signature.simhash
         item["duplicate_of"] = duplicate_of
+        if prev is not None and branch == "unchanged":
+            item["change"] = "unchanged"
+            item["content_ref"] = prev.content_ref or None
+            item["duplicate_of"] = prev.duplicate_of or None
+        elif PREV_STATE_META in response.meta:
+            item["change"] = "changed" if prev is not None else "new"
         self.stats.inc_value(f"content/{branch}")
         return item
 
     # ---- worker thread -------------------------------------------------------------
 
     def _classify(
-        self, response: Response, content_type: str | None, url: str
+        self, response: Response, content_type: str | None, url: str, prev: DocState | None
     ) -> tuple[Signature, str | None, str]:
         """(signature, duplicate_of, stats branch) of one page."""
         signature = content_signature(response, content_type)
+        if prev is not None and self._same_as_stored(signature, prev):
+            return signature, None, "unchanged"
         if signature.content_hash is None:
             return signature, None, "empty"
         if self.index is None:
@@ -189,6 +204,18 @@ class ContentDedupPipeline:
             # the simhash index: short, textless, or NEARDUP_ENABLED off).
             return signature, original, "exact_duplicate"
         return signature, near, branch
+
+    def _same_as_stored(self, signature: Signature, prev: DocState) -> bool:
+        """A re-fetch with the stored copy's hash, or a simhash within the near-duplicate
+        threshold of it (a changed counter or date line), is no change."""
+        if signature.content_hash == (prev.content_hash or None):
+            return True
+        if signature.simhash is None or not prev.simhash or not self.config.enabled:
+            return False
+        if signature.words < self.config.min_words:
+            return False
+        distance = bin(signature.simhash ^ int(prev.simhash, 16)).count("1")
+        return distance <= self.config.max_distance
 
     def _near(self, signature: Signature, url: str) -> tuple[str | None, str]:
         if signature.simhash is None:

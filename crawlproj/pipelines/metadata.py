@@ -29,7 +29,13 @@ def finalise_row(item: PageItem) -> PageItem:
     return item
 
 
+# Re-fetches whose body is not stored again: the row points at the stored copy.
+KEPT_COPY = ("unchanged", "not_modified", "gone")
+
+
 def outcome_of(item: PageItem) -> str:
+    if item.get("change") in KEPT_COPY:
+        return str(item["change"])
     if item.get("duplicate_of"):
         return "duplicate"
     return "stored" if item.get("content_ref") else "not_stored"

@@ -23,6 +23,7 @@ from scrapy.exceptions import CloseSpider, DropItem
 from crawlproj.checkpoint import checkpoint_for
 from crawlproj.items import PageItem
 from crawlproj.pipelines.content import NeardupConfig
+from crawlproj.pipelines.metadata import KEPT_COPY
 from extensions.pagestore import (
     PageStore,
     StoreUnavailable,
@@ -125,6 +126,9 @@ class PageStorePipeline:
             return item
         if item.get("duplicate_of"):
             self.stats.inc_value("pagestore/skipped_duplicate")
+            return item
+        if item.get("change") in KEPT_COPY:
+            self.stats.inc_value("pagestore/skipped_unchanged")
             return item
         if not response.body:
             self.stats.inc_value("pagestore/skipped_empty")

@@ -112,6 +112,11 @@ class WebSpider(scrapy.Spider):
             yield scrapy.Request(seed.url, callback=self.parse, errback=self.on_error)
 
     async def parse(self, response: Response) -> AsyncIterator[PageItem | scrapy.Request]:
+        if response.status == 304:
+            # A re-crawl's conditional GET found our copy current: a row, no body or links.
+            async for row in self.bodiless_row(response):
+                yield row
+            return
         page = parse_page(response, self.robots_token, self.crawler.stats)
         item = self.page_item(response)
         item.update(page.fields)
@@ -119,12 +124,28 @@ class WebSpider(scrapy.Spider):
         yield item
         if not await self.passed_checkpoint(item, response):
             return
+        if item.get("change") in ("unchanged", "gone"):
+            # A re-crawl found the same page (its links were followed last time), or
+            # the page is gone.
+            self.crawler.stats.inc_value(f"crawlproj/pages/{item['change']}_links_skipped")
+            return
         for url in follow_links(page, response, self.crawler.stats):
             yield scrapy.Request(url, callback=self.parse, errback=self.on_error)
 
+    async def bodiless_row(self, response: Response) -> AsyncIterator[PageItem]:
+        item = self.page_item(response)
+        self.checkpoint.register(item, response)
+        yield item
+        await self.passed_checkpoint(item, response)
+
     async def parse_sitemap(self, response: Response) -> AsyncIterator[PageItem | scrapy.Request]:
         """Sitemaps (from robots.txt): their page URLs enter the frontier at the
-        lowest priority, nested sitemaps too; <lastmod> rides along in meta."""
+        lowest priority, nested sitemaps too; <lastmod> rides along in meta (the
+        scheduler makes a stored URL due when its lastmod is newer than our copy)."""
+        if response.status == 304:  # a re-crawled sitemap that did not change
+            async for row in self.bodiless_row(response):
+                yield row
+            return
         item = self.page_item(response)
         item.update(parse_page(response, self.robots_token, self.crawler.stats).fields)
         self.checkpoint.register(item, response)

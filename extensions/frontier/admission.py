@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from extensions.dns_policy import AddressRefused
 from extensions.frontier.core import AdmitItem
-from extensions.frontier.records import encode_request
+from extensions.frontier.records import encode_request, mark_recrawl
 from extensions.url_filters import BlockRules, UrlFilter, compile_block_rules, host_of, trap_pattern
 
 if TYPE_CHECKING:
@@ -102,7 +102,10 @@ class Admission:
             ip=ip,
             host=host,
             priority=self.priority_of(request),
-            record=encode_request(request, spider, keep_referer=self.keep_referer, url=canonical),
+            record=mark_recrawl(
+                encode_request(request, spider, keep_referer=self.keep_referer, url=canonical),
+                bool(request.meta.get("recrawl")),
+            ),
             pattern="" if pattern == canonical else pattern,
         )
         return item

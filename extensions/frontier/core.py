@@ -37,6 +37,7 @@ class FrontierConfig:
     refill_batch: int = 1000  # front-queue entries routed per script call at most
     max_pages_per_host: int = 0  # URLs admitted per host per crawl (0 = no budget)
     max_per_pattern: int = 0  # URLs admitted per numeric/date URL shape (0 = no cap)
+    recrawl_share: float = 0.5  # fetches of an IP given to re-crawls when both kinds wait
 
     def __post_init__(self) -> None:
         problems = [
@@ -52,6 +53,7 @@ class FrontierConfig:
             ("FRONTIER_ADAPTIVE_DELAY_FACTOR", self.adaptive_factor >= 0),
             ("FRONTIER_MAX_PAGES_PER_HOST", self.max_pages_per_host >= 0),
             ("URL_MAX_PER_PATTERN", self.max_per_pattern >= 0),
+            ("RECRAWL_SHARE", 0 <= self.recrawl_share <= 1),
         ]
         bad = [name for name, ok in problems if not ok]
         if bad:
@@ -91,6 +93,7 @@ class FrontierReply:
     queued: int = 0
     leased: int = 0
     pending_hosts: int = 0
+    recrawl_queued: int = 0  # re-crawl records among queued (the feeder's back-pressure)
     next_due: float | None = None
     next_expiry: float | None = None
     leases: list[tuple[str, str]] = field(default_factory=list)
@@ -112,6 +115,7 @@ class FrontierReply:
             queued=int(data.pop("queued", 0)),
             leased=int(data.pop("leased", 0)),
             pending_hosts=int(data.pop("pending_hosts", 0)),
+            recrawl_queued=int(data.pop("recrawl_queued", 0)),
             next_due=_float_or_none(data.pop("next_due", None)),
             next_expiry=_float_or_none(data.pop("next_expiry", None)),
             leases=[(str(i), str(r)) for i, r in leases],

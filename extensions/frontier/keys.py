@@ -7,9 +7,12 @@ scripts as prefixes: the script appends the IP or host.
 
 Keys (prefix P = "crawlproj:{<crawl>}"):
     P:front:<p>      list    front queue of priority p: "ip|record" not yet routed
-    P:bq:<ip>        list    back queue of one resolved IP: records
+    P:bq:<ip>        list    back queue of one resolved IP: records (discovery)
+    P:rq:<ip>        list    the IP's re-crawl back queue: "R|record"; lease.lua takes
+                             from it RECRAWL_SHARE of the fetches the two queues contest
     P:ip:<ip>        hash    politeness state: last_start, last_end, inflight,
-                             crawl_delay, override, adaptive, blocked_until, errs, timeouts
+                             crawl_delay, override, adaptive, blocked_until, errs, timeouts,
+                             rcredit (re-crawl share credit)
     P:active         set     IPs that hold a back queue (at most FRONTIER_BACK_QUEUES)
     P:ready          zset    ready heap: ip -> next_fetch_at
     P:leases         zset    lease id -> expires_at
@@ -29,6 +32,10 @@ Keys (prefix P = "crawlproj:{<crawl>}"):
     P:dns:<host>     string  "ok|fail value fresh_until stale_until", shared DNS cache
     P:robots:<origin> string robots.txt verdict JSON, expiring with the verdict
     P:content_hashes hash    content hash (sha256 hex) -> URL of the first page with it
+    P:doc:<fp>       hash    re-crawl state of one stored URL (extensions/recrawl.py): u, at,
+                             etag, lm, ch, sh, ref, rate, obs, gone
+    P:recrawl_due    zset    fp -> next due time (a claimed fp: its claim's expiry)
+    P:recrawl_rates  hash    change-rate histogram bucket -> stored URLs (the policy input)
     P:neardup:*      -       simhash index (extensions/neardup_index.py): :t<i> hash
                              tables, :docs, :log, :overflows
 """
@@ -64,6 +71,20 @@ class FrontierKeys:
 
     def ip_state(self, ip: str) -> str:
         return self.key(f"ip:{ip}")
+
+    def recrawl_queue(self, ip: str) -> str:
+        return self.key(f"rq:{ip}")
+
+    def doc(self, fp: str) -> str:
+        return self.key(f"doc:{fp}")
+
+    @property
+    def recrawl_due(self) -> str:
+        return self.key("recrawl_due")
+
+    @property
+    def recrawl_rates(self) -> str:
+        return self.key("recrawl_rates")
 
     def front_queue(self, priority: int) -> str:
         return self.key(f"front:{priority}")
@@ -113,4 +134,4 @@ FIXED_KEYS = (
     "paused_ips",
     "host_stats",
 )
-FAMILIES = ("front", "bq", "ip", "pending")
+FAMILIES = ("front", "bq", "rq", "ip", "pending", "doc")

@@ -92,9 +92,19 @@ def _stored_headers(request: Request, keep_referer: bool) -> dict[str, list[str]
     return headers
 
 
+# Re-crawl records carry this prefix in Redis: the Lua scripts route them to the IP's
+# re-crawl back queue (RECRAWL_SHARE) without parsing JSON.
+RECRAWL_MARK = "R|"
+
+
+def mark_recrawl(record: str, recrawl: bool) -> str:
+    return RECRAWL_MARK + record if recrawl else record
+
+
 def decode_request(raw: str | bytes, spider: Spider) -> Request:
     """Rebuild the Request a record was made from (its transient meta is not in it)."""
-    record = json.loads(raw)
+    text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+    record = json.loads(text.removeprefix(RECRAWL_MARK))
     meta = dict(record.get("meta") or {})
     meta["depth"] = record.get("d", 0)
     errback = record.get("eb")

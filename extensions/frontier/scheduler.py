@@ -30,6 +30,8 @@ from extensions.frontier.keys import FrontierKeys
 from extensions.frontier.records import RecordError, decode_request
 from extensions.frontier.robots_gate import RobotsGate
 from extensions.frontier.settings import frontier_config, scheduler_settings
+from extensions.recrawl import RecrawlConfig, recrawl_store, w3c_time
+from extensions.recrawl_feed import RecrawlFeeder
 from extensions.redis_conn import RedisUnavailable, data_dir_from_settings, redis_lifecycle
 from extensions.robots import RobotsPolicy
 from extensions.robots_cache import RobotsCache, origin_of, robots_url
@@ -66,6 +68,8 @@ class FrontierScheduler:
             )
             self.initial_block_rules = settings.getlist("URL_BLOCKLIST")
             compile_block_rules(self.initial_block_rules)
+            if settings.getbool("RECRAWL_ENABLED", True):  # validated up front
+                RecrawlConfig.from_settings(settings, self.config.priorities)
         except ValueError as exc:
             raise NotConfigured(str(exc)) from None
         self.admission = Admission(
@@ -104,6 +108,9 @@ class FrontierScheduler:
         self._blocklist_key = ""
         self._robots_tasks: dict[str, asyncio.Task[None]] = {}
         self.robots: RobotsGate | None = None  # set at open when ROBOTS_ENABLED
+        self.feeder: RecrawlFeeder | None = None  # set at open when RECRAWL_ENABLED
+        self._recrawl_queued = 0
+        self._lastmod_hints: list[tuple[str, float]] = []  # (fp, sitemap <lastmod>)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> FrontierScheduler:
@@ -145,6 +152,9 @@ class FrontierScheduler:
         if self.initial_block_rules:
             await client.sadd(keys.blocklist, *self.initial_block_rules)
         await self._refresh_blocklist()
+        store = recrawl_store(self.crawler)
+        if store is not None:
+            self.feeder = RecrawlFeeder(store, spider)
         self._hook_engine()
         logger.info(
             "Frontier %s: delay %.2fs, %d back queues, lease TTL %.0fs",
@@ -192,6 +202,8 @@ class FrontierScheduler:
             return True
         if self._flush_task is not None or self._remaining is None:
             return True
+        if self.feeder is not None and self.feeder.keeps_running():
+            return True
         return self._remaining > 0
 
     def enqueue_request(self, request: Request) -> bool:
@@ -206,6 +218,9 @@ class FrontierScheduler:
             self.stats.inc_value("frontier/rejected/unstorable")
             return False
         self._admit_batch.append(item)
+        lastmod = w3c_time(request.meta.get("lastmod"))
+        if lastmod is not None and self.feeder is not None and item.seen_key:
+            self._lastmod_hints.append((item.seen_key, lastmod))
         self.stats.inc_value("frontier/enqueued")
         self._kick_flush()
         return True
@@ -321,6 +336,10 @@ class FrontierScheduler:
             self.stats.inc_value("frontier/duplicate", reply.extra.get("duplicate", 0))
             for host in reply.extra.get("parked") or []:
                 self._start_resolution(host)
+        if self._lastmod_hints and self.feeder is not None:
+            hints, self._lastmod_hints = self._lastmod_hints, []
+            moved = await self.feeder.store.hint_lastmod(hints, time.time())
+            self.stats.inc_value("recrawl/lastmod_due", moved)
         if self._events:
             events, self._events = self._events, []
             self.stats.inc_value("frontier/round_trips/report")
@@ -391,6 +410,8 @@ class FrontierScheduler:
 
     async def _lease(self) -> None:
         assert self.frontier is not None and self.spider is not None
+        if self.feeder is not None and time.time() >= self.feeder.next_tick:
+            await self._feed_recrawl(self.feeder)
         active = len(self.crawler.engine.downloader.active)  # type: ignore[union-attr]
         want = self.concurrency - active - len(self._buffer)
         if want <= 0:
@@ -414,6 +435,20 @@ class FrontierScheduler:
         # the engine asks again.
         wake = [t for t in (reply.next_due, reply.next_expiry) if t is not None]
         self._schedule_wake(min([*wake, time.time() + self.opts.poll_interval]))
+
+    async def _feed_recrawl(self, feeder: RecrawlFeeder) -> None:
+        """Due stored URLs enter the frontier as conditional GETs; one the frontier
+        refuses now (blocked, robots.txt) is postponed by RECRAWL_INTERVAL."""
+        now = time.time()
+        requests = await feeder.feed(self._recrawl_queued, now)
+        for request in requests:
+            if self.enqueue_request(request):
+                self.stats.inc_value("recrawl/fed")
+                continue
+            self.stats.inc_value("recrawl/refused")
+            later = now + feeder.config.schedule.interval
+            await feeder.store.postpone(request.meta["recrawl"], later)
+        self.stats.set_value("recrawl/due_now", feeder.due)
 
     def _dispatch(self, request: Request) -> None:
         """Gates applied when a request leaves the frontier: operator blocks (what was
@@ -537,6 +572,7 @@ class FrontierScheduler:
 
     def _note(self, reply: FrontierReply) -> None:
         self._remaining = reply.remaining
+        self._recrawl_queued = reply.recrawl_queued
         self.stats.set_value("frontier/queued", reply.queued)
         self.stats.set_value("frontier/leases", reply.leased)
 

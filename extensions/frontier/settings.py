@@ -60,6 +60,7 @@ def frontier_config(settings: BaseSettings) -> FrontierConfig:
             adaptive_factor=settings.getfloat("FRONTIER_ADAPTIVE_DELAY_FACTOR", 0.0),
             max_pages_per_host=settings.getint("FRONTIER_MAX_PAGES_PER_HOST", 0),
             max_per_pattern=settings.getint("URL_MAX_PER_PATTERN", 1000),
+            recrawl_share=settings.getfloat("RECRAWL_SHARE", 0.5),
         )
     except ValueError as exc:
         raise NotConfigured(str(exc)) from None

@@ -65,6 +65,8 @@ class TestWeb:
         if self.proc is not None:
             raise RuntimeError("TestWeb already started")
         spec_file = Path(self._tmp.name) / "spec.json"
+        if not self.spec.epoch:
+            self.spec.epoch = time.time()  # the changing pages' time 0, known to callers
         spec_file.write_text(self.spec.to_json(), encoding="utf-8")
         stderr_path = Path(self._tmp.name) / "stderr.txt"
         self.log_path.write_text("")  # the server appends; start each run from empty

@@ -83,6 +83,14 @@ class TestWebResource(Resource):
             "method": request.method.decode("latin-1"),
             "ua": (request.getHeader(b"user-agent") or b"").decode("latin-1"),
         }
+        # Conditional requests and the edition served: the freshness tests and
+        # benchmark replay the crawl's view of every changing page from this log.
+        for field_name, header in (("inm", b"if-none-match"), ("ims", b"if-modified-since")):
+            value = request.getHeader(header)
+            if value is not None:
+                record[field_name] = value.decode("latin-1")
+        if response.version is not None:
+            record["v"] = response.version
         delay = self.site.latency(host) if response.status != 421 else 0.0
         if delay <= 0:
             self._send(request, response, record)
@@ -110,7 +118,7 @@ class TestWebResource(Resource):
         response = self.site.respond(host, path, hit)
         if response.status == 200 and _not_modified(request, response.headers):
             keep = {k: v for k, v in response.headers.items() if k in ("ETag", "Last-Modified")}
-            return Response(304, keep, b"")
+            return Response(304, keep, b"", response.version)
         return response
 
     def _send(self, request: Request, response: Response, record: dict[str, Any]) -> None:

@@ -16,13 +16,16 @@ import html
 import posixpath
 import random
 import re
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from email.utils import formatdate
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from protego import Protego
 
+from .changes import ChangeClock
 from .spec import HostSpec, StatusOverride, WebSpec, assign_ips
 
 TRAP_ENTRIES = ("/calendar/2024/01", "/trap/a")
@@ -78,6 +81,7 @@ class Response:
     status: int
     headers: dict[str, str]
     body: bytes
+    version: int | None = None  # edition of a changing page (HostSpec.change_rates)
 
 
 Handler = Callable[[HostSpec, re.Match[str]], Route | None]
@@ -107,6 +111,16 @@ class Site:
         self._names = [h.name for h in spec.hosts]
         self._index = {name: i for i, name in enumerate(self._names)}
         self._tables = {h.name: self._route_table(h) for h in spec.hosts}
+        self.clocks = {
+            (h.name, path): ChangeClock(spec.seed, h.name, path, rate, spec.epoch)
+            for h in spec.hosts
+            for path, rate in h.change_rates.items()
+        }
+
+    def version(self, host: str, path: str, at: float | None = None) -> int | None:
+        """The live version of a changing page at `at` (now), None for a static one."""
+        clock = self.clocks.get((host, urlsplit(path).path))
+        return None if clock is None else clock.version_at(time.time() if at is None else at)
 
     # ---- addressing --------------------------------------------------------------
     def url(self, host: str, path: str = "/") -> str:
@@ -189,12 +203,19 @@ class Site:
             headers["Location"] = route.location
         if route.body is not None:
             return Response(route.status, {**_text_headers({}), **headers}, route.body)
-        body = self._render(host, path, route)
+        version = self.version(host, path)
+        body = self._render(host, path, route, version or 0)
         headers["Content-Type"] = "text/html; charset=utf-8"
-        if spec is not None and spec.validators:
+        if spec is not None and (spec.validators or version is not None):
             headers["ETag"] = '"' + hashlib.sha1(body).hexdigest()[:16] + '"'
-            headers["Last-Modified"] = LAST_MODIFIED
-        return Response(route.status, headers, body)
+            headers["Last-Modified"] = self._last_modified(host, path, version)
+        return Response(route.status, headers, body, version)
+
+    def _last_modified(self, host: str, path: str, version: int | None) -> str:
+        if version is None:
+            return LAST_MODIFIED
+        changed = self.clocks[(host, urlsplit(path).path)].changed_at(version)
+        return formatdate(changed, usegmt=True)
 
     # ---- route handlers ----------------------------------------------------------
     def _numbered_page(self, h: HostSpec, m: re.Match[str]) -> Route | None:
@@ -326,9 +347,11 @@ class Site:
         return (other, f"/page/{rng.randint(1, pages)}" if pages else "/")
 
     # ---- rendering ---------------------------------------------------------------
-    def _render(self, host: str, path: str, route: Route) -> bytes:
+    def _render(self, host: str, path: str, route: Route, version: int = 0) -> bytes:
         bare = urlsplit(path).path
-        rng = _rng(self.spec.seed, "prose", host, _original(bare))
+        # A new version of a changing page is new prose (as a rewritten article).
+        edition = (version,) if version else ()
+        rng = _rng(self.spec.seed, "prose", host, _original(bare), *edition)
         paragraphs = [_sentence(rng, rng.randint(30, 60)) for _ in range(rng.randint(2, 4))]
         # A changing counter line, as on real sites: a near-duplicate /copy/N differs from
         # its original only here, so its bytes differ but its visible words do not.

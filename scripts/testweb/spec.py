@@ -50,6 +50,10 @@ class HostSpec:
     # /bomb: a gzip-encoded page that inflates to this many MiB (decompression caps).
     gzip_bomb_mb: int = 0
     status_overrides: dict[str, StatusOverride] = field(default_factory=dict)
+    # path -> changes per second: the page's prose is rewritten at the times of a
+    # Poisson process of that rate (seeded, so tests and benchmarks know every change
+    # time: scripts/testweb/changes.py). ETag and Last-Modified follow the changes.
+    change_rates: dict[str, float] = field(default_factory=dict)
 
     @property
     def group(self) -> str:
@@ -85,6 +89,8 @@ class WebSpec:
     base_ip: str = DEFAULT_BASE_IP
     # Seed for the deterministic prose/link generator (same seed -> same bytes).
     seed: int = 0
+    # Time 0 of the pages' change processes (epoch s); TestWeb.start sets it when 0.
+    epoch: float = 0.0
 
     def __post_init__(self) -> None:
         names = [h.name for h in self.hosts]
@@ -102,6 +108,7 @@ class WebSpec:
             hosts=hosts,
             base_ip=data.get("base_ip", DEFAULT_BASE_IP),
             seed=int(data.get("seed", 0)),
+            epoch=float(data.get("epoch", 0.0)),
         )
 
     def to_json(self) -> str:

@@ -16,7 +16,7 @@ local function over_budget(host, pattern)
   return nil
 end
 
-local admitted, duplicate, parked, refused = 0, 0, {}, {}
+local admitted, duplicate, parked, refused, recrawls = 0, 0, {}, {}, 0
 for _, it in ipairs(A.items) do
   local seen_key, ip, host, prio, rec, pattern = it[1], it[2], it[3], it[4], it[5], it[6]
   local verdict = nil
@@ -34,6 +34,7 @@ for _, it in ipairs(A.items) do
     stat(verdict)
   else
     admitted = admitted + 1
+    if is_recrawl(rec) then recrawls = recrawls + 1 end
     if ip == '' then
       redis.call('RPUSH', F.pending .. host, prio .. '|' .. rec)
       if redis.call('ZADD', K.pending_hosts, 'NX', NOW, host) == 1 then
@@ -46,6 +47,7 @@ for _, it in ipairs(A.items) do
 end
 stat('queued', admitted)
 stat('admitted', admitted)
+stat('recrawl_queued', recrawls)
 stat('duplicate', duplicate)
 refill()
 local out = counters()

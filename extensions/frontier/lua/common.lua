@@ -51,6 +51,45 @@ local function next_fetch_at(ip)
   return math.max(t, num(h[3], 0))
 end
 
+-- Re-crawl records ("R|" + record) and discovery records have a back queue each per
+-- IP, so the IP's fetches can be split between them (pop_back).
+local function is_recrawl(rec)
+  return string.sub(rec, 1, 2) == 'R|'
+end
+
+local function back_of(ip, rec)
+  if is_recrawl(rec) then return F.rq .. ip end
+  return F.bq .. ip
+end
+
+-- Put a record back at the head of its IP's queue (a reclaimed or released lease).
+local function requeue(ip, rec)
+  redis.call('LPUSH', back_of(ip, rec), rec)
+  redis.call('SADD', K.active, ip)
+  stat('queued', 1)
+  if is_recrawl(rec) then stat('recrawl_queued', 1) end
+end
+
+-- The IP's next record. When both of its queues hold work, re-crawls get
+-- CFG.recrawl_share of the fetches: a per-IP credit grows by the share at each
+-- contested pick and a re-crawl spends 1, so the split is exact and smooth (share
+-- 0.5 alternates) and nothing accrues while one queue is empty (work-conserving).
+local function pop_back(ip)
+  local key = F.ip .. ip
+  local recrawls = redis.call('LLEN', F.rq .. ip)
+  if recrawls == 0 then return redis.call('LPOP', F.bq .. ip) end
+  local take_recrawl = true
+  if redis.call('LLEN', F.bq .. ip) > 0 then
+    local credit = num(redis.call('HGET', key, 'rcredit'), 0) + CFG.recrawl_share
+    take_recrawl = credit >= 1
+    if take_recrawl then credit = credit - 1 end
+    redis.call('HSET', key, 'rcredit', credit)
+  end
+  if not take_recrawl then return redis.call('LPOP', F.bq .. ip) end
+  stat('recrawl_queued', -1)
+  return redis.call('LPOP', F.rq .. ip)
+end
+
 -- Put ip on the ready heap unless it is at its in-flight cap or already there.
 local function schedule_ip(ip)
   if num(redis.call('HGET', F.ip .. ip, 'inflight'), 0) >= CFG.ip_concurrency then return end
@@ -88,7 +127,7 @@ local function refill()
     local p = pick_front()
     if p == nil then break end
     local ip, rec = split_first(redis.call('LPOP', F.front .. p))
-    redis.call('RPUSH', F.bq .. ip, rec)
+    redis.call('RPUSH', back_of(ip, rec), rec)
     if redis.call('SADD', K.active, ip) == 1 then
       active = active + 1
       schedule_ip(ip)
@@ -100,7 +139,7 @@ end
 -- Sticky router: an IP that holds a back queue gets its URLs directly.
 local function route(ip, prio, rec)
   if redis.call('SISMEMBER', K.active, ip) == 1 then
-    redis.call('RPUSH', F.bq .. ip, rec)
+    redis.call('RPUSH', back_of(ip, rec), rec)
     schedule_ip(ip)
   else
     redis.call('RPUSH', F.front .. prio, ip .. '|' .. rec)
@@ -125,5 +164,6 @@ end
 local function counters()
   local queued = num(redis.call('HGET', K.stats, 'queued'), 0)
   return {queued = queued, leased = redis.call('ZCARD', K.leases),
+          recrawl_queued = num(redis.call('HGET', K.stats, 'recrawl_queued'), 0),
           pending_hosts = redis.call('ZCARD', K.pending_hosts)}
 end

@@ -14,9 +14,7 @@ local function reclaim(limit)
     end
     if entry then
       local _, rec = split_first(entry)
-      redis.call('LPUSH', F.bq .. ip, rec)
-      redis.call('SADD', K.active, ip)
-      stat('queued', 1)
+      requeue(ip, rec)
     end
     stat('lease_expired')
     settle(ip)
@@ -41,7 +39,7 @@ for _ = 1, 4 do
       redis.call('ZADD', K.ready, NOW + 1, ip)
     else
       redis.call('ZREM', K.ready, ip)
-      rec = redis.call('LPOP', F.bq .. ip)
+      rec = pop_back(ip)
       if not rec then recycle(ip) end
     end
     if rec then

@@ -61,8 +61,7 @@ for _, ev in ipairs(A.events) do
     if entry and redis.call('ZREM', K.leases, ev.id) == 1 then
       redis.call('HDEL', K.lease_data, ev.id)
       local _, rec = split_first(entry)
-      redis.call('LPUSH', F.bq .. ip, rec)
-      redis.call('SADD', K.active, ip)
+      requeue(ip, rec)
       if redis.call('HDEL', K.lease_dl, ev.id) == 1 then
         redis.call('HINCRBY', F.ip .. ip, 'inflight', -1)
       end
@@ -71,7 +70,6 @@ for _, ev in ipairs(A.events) do
         redis.call('HSET', F.ip .. ip, 'blocked_until', math.max(blocked, ev.block_until))
         redis.call('ZREM', K.ready, ip)  -- rescheduled below at the new time
       end
-      stat('queued', 1)
       stat('released')
       settle(ip)
     end

@@ -12,6 +12,12 @@ if A.ip and A.ip ~= '' then
   redis.call('ZREM', K.pending_hosts, A.host)
   refill()
 elseif A.drop then
+  local recrawls = 0
+  for _, entry in ipairs(redis.call('LRANGE', key, 0, -1)) do
+    local _, rec = split_first(entry)
+    if is_recrawl(rec) then recrawls = recrawls + 1 end
+  end
+  stat('recrawl_queued', -recrawls)
   moved = redis.call('LLEN', key)
   redis.call('DEL', key)
   redis.call('ZREM', K.pending_hosts, A.host)

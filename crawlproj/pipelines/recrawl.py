@@ -1,0 +1,140 @@
+"""Freshness pipelines: each fetch updates its URL's re-crawl state.
+
+RecrawlLoadPipeline (before the content pipelines) reads the URL's stored state and
+classifies the bodiless answers of a re-crawl: 304 is "not_modified" (the row points at
+the stored copy), 404/410 "gone". ContentDedupPipeline then compares a 200 with the
+stored copy ("unchanged" when the hash, or the simhash within NEARDUP_MAX_DISTANCE,
+matches: not stored again). RecrawlCommitPipeline (after the page store, before the
+row is finalised) records the visit: validators for the next conditional GET, the
+change history and rate estimate, and the next due time (extensions/recrawl.py).
+
+Losing this state costs freshness, not data: a Redis error is counted and logged, and
+the row goes on.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from redis.exceptions import RedisError
+from scrapy.exceptions import NotConfigured
+
+from crawlproj.checkpoint import checkpoint_for
+from crawlproj.items import PageItem
+from extensions.frontier.admission import seen_key
+from extensions.recrawl import DocState, Fetch, RecrawlStore, recrawl_store
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+logger = logging.getLogger(__name__)
+
+# response.meta key holding the URL's DocState before this fetch (None: first fetch).
+PREV_STATE_META = "_recrawl_prev"
+GONE = (404, 410)
+
+
+class _RecrawlPipeline:
+    def __init__(self, crawler: Crawler) -> None:
+        if not crawler.settings.getbool("RECRAWL_ENABLED", True):
+            raise NotConfigured("RECRAWL_ENABLED is off")
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.checkpoint = checkpoint_for(crawler)
+        self.store: RecrawlStore | None = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Any:
+        return cls(crawler)
+
+    def open_spider(self) -> None:
+        self.store = recrawl_store(self.crawler)
+
+    def redis_failed(self, exc: RedisError, url: str) -> None:
+        logger.warning("Re-crawl state of %s not updated: Redis error %s", url, exc)
+        self.stats.inc_value("recrawl/redis_errors")
+
+
+class RecrawlLoadPipeline(_RecrawlPipeline):
+    async def process_item(self, item: Any) -> Any:
+        if not isinstance(item, PageItem) or self.store is None:
+            return item
+        response = self.checkpoint.response(item)
+        if response is None:
+            return item
+        try:
+            prev = await self.store.load(seen_key(item["url"]))
+        except RedisError as exc:
+            self.redis_failed(exc, item["url"])
+            return item
+        response.meta[PREV_STATE_META] = prev
+        if response.status == 304:
+            item["change"] = "not_modified"
+            if prev is not None:
+                item["content_hash"] = prev.content_hash or None
+                item["simhash"] = int(prev.simhash, 16) if prev.simhash else None
+                item["content_ref"] = prev.content_ref or None
+                item["duplicate_of"] = prev.duplicate_of or None
+        elif response.status in GONE and prev is not None:
+            item["change"] = "gone"  # a stored page disappeared: no more re-crawls
+        return item
+
+
+class RecrawlCommitPipeline(_RecrawlPipeline):
+    async def process_item(self, item: Any) -> Any:
+        if not isinstance(item, PageItem) or self.store is None:
+            return item
+        response = self.checkpoint.response(item)
+        if response is None or PREV_STATE_META not in response.meta:
+            return item
+        prev: DocState | None = response.meta[PREV_STATE_META]
+        fp = seen_key(item["url"])
+        at = datetime.fromisoformat(item["fetched_at"]).timestamp()
+        try:
+            if item.get("change") == "gone":
+                await self.store.forget(fp, at)
+                self.stats.inc_value("recrawl/gone")
+                return item
+            if not (200 <= response.status < 300 or response.status == 304):
+                return item
+            fetch = Fetch(
+                fp=fp,
+                url=item["url"],
+                at=at,
+                changed=None if prev is None else item.get("change") == "changed",
+                fields=self._fields(item, response),
+                last_modified=item.get("last_modified") or "",
+            )
+            item["change_rate"] = await self.store.record(fetch, prev)
+        except RedisError as exc:
+            self.redis_failed(exc, item["url"])
+            return item
+        self.stats.inc_value(f"recrawl/visits/{item.get('change') or 'new'}")
+        return item
+
+    @staticmethod
+    def _fields(item: PageItem, response: Response) -> dict[str, Any]:
+        """Doc fields this fetch sets. A bodiless or unchanged answer keeps the stored
+        copy's hashes; validators are replaced only when the server sent new ones."""
+        fields: dict[str, Any] = {"d": item.get("depth") or 0}
+        callback = getattr(response.request.callback, "__name__", None)
+        if callback and callback != "parse":
+            fields["cb"] = callback
+        for name, key in (("etag", "etag"), ("last_modified", "lm")):
+            if item.get(name):
+                fields[key] = item[name]
+        if item.get("change") in ("unchanged", "not_modified"):
+            return fields
+        simhash = item.get("simhash")
+        fields.update(
+            etag=item.get("etag") or "",
+            lm=item.get("last_modified") or "",
+            ch=item.get("content_hash") or "",
+            sh=f"{simhash:016x}" if simhash is not None else "",
+            ref=item.get("content_ref") or "",
+            dup=item.get("duplicate_of") or "",
+        )
+        return fields

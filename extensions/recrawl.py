@@ -1,0 +1,300 @@
+"""Re-crawl state in Redis: per stored URL, what we hold and when to fetch it again.
+
+Per URL (key doc:<fp>, fp = the URL-seen fingerprint of its canonical URL): the last
+fetch time, its validators (ETag, Last-Modified) for the next conditional GET, the
+content hash and simhash of the stored copy and its content_ref, the history of
+visits (interval, changed?) and the change rate estimated from it (the Poisson MLE
+for irregular visits, recrawl_policy.estimate_rate), and its bucket in the crawl's
+rate histogram. A due set (zset fp -> next due time) is what the feeder claims from:
+claiming moves a URL's due time to the claim's expiry (a lease), so a worker that
+dies mid re-fetch loses nothing.
+
+Writes of one observation go through one Lua script (state + histogram + due set).
+"""
+
+from __future__ import annotations
+
+import json
+import weakref
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from scrapy import signals
+
+from extensions.frontier.keys import FrontierKeys
+from extensions.recrawl_policy import estimate_rate
+from extensions.recrawl_schedule import (
+    NEW_BUCKET,
+    RecrawlSchedule,
+    ScheduleConfig,
+    rate_bucket,
+)
+from extensions.redis_conn import redis_lifecycle
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+    from scrapy.crawler import Crawler
+    from scrapy.settings import BaseSettings
+
+LUA_DIR = Path(__file__).with_name("recrawl_lua")
+
+
+def lua(name: str) -> str:
+    return (LUA_DIR / f"{name}.lua").read_text(encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class RecrawlConfig:
+    """RECRAWL_* settings, validated on creation (ValueError names the setting)."""
+
+    enabled: bool = True
+    continuous: bool = False
+    priority: int = 1
+    batch: int = 200
+    max_queued: int = 2000
+    claim_ttl: float = 3600.0
+    history: int = 32
+    tick: float = 1.0
+    schedule_refresh: float = 30.0
+    schedule: ScheduleConfig = field(default_factory=ScheduleConfig)
+
+    def __post_init__(self) -> None:
+        for name, ok in (
+            ("RECRAWL_BATCH", self.batch >= 1),
+            ("RECRAWL_MAX_QUEUED", self.max_queued >= 1),
+            ("RECRAWL_CLAIM_TTL", self.claim_ttl > 0),
+            ("RECRAWL_HISTORY", self.history >= 1),
+            ("RECRAWL_TICK", self.tick > 0),
+            ("RECRAWL_SCHEDULE_REFRESH", self.schedule_refresh > 0),
+        ):
+            if not ok:
+                raise ValueError(f"invalid re-crawl setting {name} ({self})")
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings, priorities: int) -> RecrawlConfig:
+        schedule = ScheduleConfig(
+            policy=settings.get("RECRAWL_POLICY", "uniform"),
+            interval=settings.getfloat("RECRAWL_INTERVAL", 86400.0),
+            min_interval=settings.getfloat("RECRAWL_MIN_INTERVAL", 3600.0),
+            max_interval=settings.getfloat("RECRAWL_MAX_INTERVAL", 30 * 86400.0),
+            cap_freshness=settings.getfloat("RECRAWL_CAP_FRESHNESS", 0.2),
+        )
+        priority = settings.getint("RECRAWL_PRIORITY", 1)
+        if not 0 <= priority < priorities:
+            raise ValueError(
+                f"RECRAWL_PRIORITY ({priority}) must be a front queue, 0..{priorities - 1}"
+            )
+        return cls(
+            enabled=settings.getbool("RECRAWL_ENABLED", True),
+            continuous=settings.getbool("RECRAWL_CONTINUOUS", False),
+            priority=priority,
+            batch=settings.getint("RECRAWL_BATCH", 200),
+            max_queued=settings.getint("RECRAWL_MAX_QUEUED", 2000),
+            claim_ttl=settings.getfloat("RECRAWL_CLAIM_TTL", 3600.0),
+            history=settings.getint("RECRAWL_HISTORY", 32),
+            tick=settings.getfloat("RECRAWL_TICK", 1.0),
+            schedule_refresh=settings.getfloat("RECRAWL_SCHEDULE_REFRESH", 30.0),
+            schedule=schedule,
+        )
+
+
+@dataclass(frozen=True)
+class DocState:
+    """What the crawl holds for one stored URL (decoded doc:<fp> hash)."""
+
+    fp: str
+    url: str
+    at: float
+    etag: str = ""
+    last_modified: str = ""
+    content_hash: str = ""
+    simhash: str = ""
+    content_ref: str = ""
+    duplicate_of: str = ""
+    visits: int = 0
+    obs: tuple[tuple[float, bool], ...] = ()
+    rate: float = 0.0
+
+    @classmethod
+    def from_redis(cls, fp: str, raw: dict[bytes, bytes]) -> DocState | None:
+        if not raw:
+            return None
+        get = {k.decode(): v.decode() for k, v in raw.items()}.get
+        obs = tuple((float(t), bool(c)) for t, c in json.loads(get("obs") or "[]"))
+        return cls(
+            fp=fp,
+            url=get("u") or "",
+            at=float(get("at") or 0),
+            etag=get("etag") or "",
+            last_modified=get("lm") or "",
+            content_hash=get("ch") or "",
+            simhash=get("sh") or "",
+            content_ref=get("ref") or "",
+            duplicate_of=get("dup") or "",
+            visits=int(get("visits") or 0),
+            obs=obs,
+            rate=float(get("rate") or 0),
+        )
+
+
+@dataclass(frozen=True)
+class Fetch:
+    """One fetch of a URL as the pipelines saw it."""
+
+    fp: str
+    url: str
+    at: float
+    changed: bool | None  # None: first fetch, nothing to compare with
+    fields: dict[str, Any]  # doc fields to set ('' deletes): validators, hashes, ref, cb, d
+    last_modified: str = ""  # the response's Last-Modified (a hint for a first fetch)
+
+
+def http_time(value: str) -> float | None:
+    """Epoch seconds of an HTTP date (Last-Modified), None when unparsable."""
+    try:
+        return parsedate_to_datetime(value).timestamp()
+    except (TypeError, ValueError, IndexError):
+        return None
+
+
+def w3c_time(value: Any) -> float | None:
+    """Epoch seconds of a sitemap <lastmod> (W3C datetime: a date, or a date and time
+    with a zone; a time without zone is taken as UTC), None when absent or unparsable."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.strip())
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.timestamp()
+
+
+class RecrawlStore:
+    """The crawl's re-crawl state (async: used on the reactor's asyncio loop)."""
+
+    def __init__(self, redis: Redis, keys: FrontierKeys, config: RecrawlConfig) -> None:
+        self.redis = redis
+        self.keys = keys
+        self.config = config
+        self.schedule = RecrawlSchedule(config.schedule)
+        self._schedule_at = 0.0
+        self._doc_prefix = keys.doc("")
+        self._claim = redis.register_script(lua("claim"))
+        self._commit = redis.register_script(lua("commit"))
+        self._hint = redis.register_script(lua("hint"))
+
+    async def close(self) -> None:
+        await self.redis.aclose()
+
+    async def load(self, fp: str) -> DocState | None:
+        return DocState.from_redis(fp, await self.redis.hgetall(self.keys.doc(fp)))
+
+    async def claim(self, n: int, now: float) -> tuple[int, list[list[str]]]:
+        """(URLs still due, up to n claimed [fp, url, etag, last_modified, callback, depth])."""
+        claim_until = now + self.config.claim_ttl
+        raw = await self._claim(
+            keys=[self.keys.recrawl_due], args=[now, n, claim_until, self._doc_prefix]
+        )
+        rows = [[v.decode() if isinstance(v, bytes) else str(v) for v in row] for row in raw[1:]]
+        return int(raw[0]), rows
+
+    async def due_now(self, now: float) -> int:
+        return int(await self.redis.zcount(self.keys.recrawl_due, "-inf", now))
+
+    async def postpone(self, fp: str, until: float) -> None:
+        """A claimed URL the frontier would not take (blocked, robots): due again later."""
+        await self.redis.zadd(self.keys.recrawl_due, {fp: until}, xx=True)
+
+    async def hint_lastmod(self, pairs: list[tuple[str, float]], now: float) -> int:
+        """Sitemap <lastmod> later than the stored copy: the URL is due now."""
+        if not pairs:
+            return 0
+        args: list[Any] = [now, self._doc_prefix]
+        for fp, lastmod in pairs:
+            args += [fp, lastmod]
+        return int(await self._hint(keys=[self.keys.recrawl_due], args=args))
+
+    async def refresh_schedule(self, now: float) -> None:
+        if now < self._schedule_at:
+            return
+        self._schedule_at = now + self.config.schedule_refresh
+        raw = await self.redis.hgetall(self.keys.recrawl_rates)
+        self.schedule.update({k.decode(): int(v) for k, v in raw.items()})
+
+    async def record(self, fetch: Fetch, prev: DocState | None) -> float:
+        """Store one fetch: history, change-rate estimate, next due time. Returns the
+        URL's estimated change rate (changes per second)."""
+        await self.refresh_schedule(fetch.at)
+        obs = list(prev.obs) if prev is not None else []
+        if prev is not None and fetch.changed is not None and fetch.at > prev.at:
+            obs = ([*obs, (round(fetch.at - prev.at, 3), fetch.changed)])[-self.config.history :]
+        visits = (prev.visits if prev is not None else 0) + 1
+        rate = estimate_rate([t for t, _ in obs], [c for _, c in obs]) if obs else 0.0
+        bucket = rate_bucket(rate) if obs else NEW_BUCKET
+        interval = self.schedule.interval(bucket)
+        if not obs:
+            interval = self._first_interval(fetch, interval)
+        fields = {
+            **fetch.fields,
+            "u": fetch.url,
+            "at": fetch.at,
+            "visits": visits,
+            "rate": rate,
+            "obs": json.dumps([[t, int(c)] for t, c in obs]),
+            "claimed": "",
+        }
+        payload = {
+            "fp": fetch.fp,
+            "at": fetch.at,
+            "fields": fields,
+            "bucket": bucket,
+            "due": fetch.at + interval,
+        }
+        await self._commit(
+            keys=[self.keys.recrawl_due, self.keys.recrawl_rates, self.keys.doc(fetch.fp)],
+            args=[json.dumps(payload)],
+        )
+        return rate
+
+    def _first_interval(self, fetch: Fetch, interval: float) -> float:
+        """Last-Modified hint for a URL without history: a page modified an hour ago
+        is looked at again within the hour, one untouched for a year waits the interval."""
+        modified = http_time(fetch.last_modified) if fetch.last_modified else None
+        if modified is None or modified > fetch.at:
+            return interval
+        return min(interval, max(self.config.schedule.min_interval, fetch.at - modified))
+
+    async def forget(self, fp: str, at: float) -> None:
+        """The URL is gone (404/410 on a re-fetch): no more re-crawls, state dropped."""
+        payload = {"fp": fp, "at": at, "gone": True, "fields": {}, "bucket": "", "due": 0}
+        await self._commit(
+            keys=[self.keys.recrawl_due, self.keys.recrawl_rates, self.keys.doc(fp)],
+            args=[json.dumps(payload)],
+        )
+
+
+_stores: weakref.WeakKeyDictionary[Any, RecrawlStore | None] = weakref.WeakKeyDictionary()
+
+
+def recrawl_store(crawler: Crawler) -> RecrawlStore | None:
+    """The crawl's RecrawlStore (None when RECRAWL_ENABLED is off), created on first
+    use; the pipelines, the scheduler's feeder and the spider share it."""
+    if crawler in _stores:
+        return _stores[crawler]
+    settings = crawler.settings
+    store = None
+    if settings.getbool("RECRAWL_ENABLED", True):
+        weights = settings.getlist("FRONTIER_PRIORITY_WEIGHTS", [16, 8, 4, 2, 1])
+        config = RecrawlConfig.from_settings(settings, len(weights))
+        assert crawler.spider is not None
+        crawl = settings.get("FRONTIER_CRAWL_NAME") or crawler.spider.name
+        client = redis_lifecycle(crawler).async_client()
+        store = RecrawlStore(client, FrontierKeys(crawl), config)
+        crawler.signals.connect(store.close, signal=signals.spider_closed)
+    _stores[crawler] = store
+    return store

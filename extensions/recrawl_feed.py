@@ -1,0 +1,69 @@
+"""The re-crawl feeder: due stored URLs -> conditional GET requests for the frontier.
+
+The scheduler calls feed() once per RECRAWL_TICK. It claims due URLs (at most
+RECRAWL_BATCH, and only while fewer than RECRAWL_MAX_QUEUED re-crawls wait in the
+frontier, so a day's worth of due URLs does not flood Redis at once) and turns each
+into a request that carries the stored validators, enters the front queue
+RECRAWL_PRIORITY, bypasses URL-seen (a re-crawl is a second visit by design) and goes
+to its IP's re-crawl back queue, where RECRAWL_SHARE applies.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from scrapy import Request
+
+if TYPE_CHECKING:
+    from scrapy import Spider
+
+    from extensions.recrawl import RecrawlStore
+
+# Answers a re-fetch handles itself: 304 (unchanged), 404/410 (gone: stop re-crawling).
+RECRAWL_STATUSES = [304, 404, 410]
+
+
+class RecrawlFeeder:
+    def __init__(self, store: RecrawlStore, spider: Spider) -> None:
+        self.store = store
+        self.config = store.config
+        self.spider = spider
+        self.next_tick = 0.0
+        self.due: int | None = None  # URLs due now, unclaimed; None until the first tick
+
+    def keeps_running(self) -> bool:
+        """Whether the crawl must not end yet: continuous mode, or URLs due now
+        (a finite crawl ends once what was due is re-fetched)."""
+        return self.config.continuous or self.due is None or self.due > 0
+
+    async def feed(self, recrawl_queued: int, now: float) -> list[Request]:
+        self.next_tick = now + self.config.tick
+        room = min(self.config.batch, self.config.max_queued - recrawl_queued)
+        if room <= 0:
+            self.due = await self.store.due_now(now)
+            return []
+        self.due, rows = await self.store.claim(room, now)
+        return [self.request(*row) for row in rows]
+
+    def request(
+        self, fp: str, url: str, etag: str, last_modified: str, callback: str, depth: str
+    ) -> Request:
+        headers = {}
+        if etag:
+            headers["If-None-Match"] = etag
+        if last_modified:
+            headers["If-Modified-Since"] = last_modified
+        meta = {
+            "recrawl": fp,
+            "frontier_priority": self.config.priority,
+            "handle_httpstatus_list": RECRAWL_STATUSES,
+            "depth": int(depth or 0),
+        }
+        return Request(
+            url,
+            callback=getattr(self.spider, callback or "parse"),
+            errback=getattr(self.spider, "on_error", None),
+            headers=headers,
+            meta=meta,
+            dont_filter=True,
+        )

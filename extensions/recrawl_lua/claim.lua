@@ -1,0 +1,20 @@
+-- Claim up to ARGV[2] stored URLs whose re-crawl is due (score <= ARGV[1]): each
+-- one's due time moves to the claim's expiry ARGV[3], so a worker that dies before
+-- the re-fetch is recorded loses nothing (the URL comes due again), and two workers
+-- never claim the same URL at once. Returns {due_left, {fp, u, etag, lm, cb, d}...}.
+-- KEYS[1] recrawl_due. ARGV[4] the doc key prefix (same hash tag as KEYS[1]).
+local now, n, claim_until, prefix = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], ARGV[4]
+local out = {0}
+local fps = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, n)
+for _, fp in ipairs(fps) do
+  local doc = redis.call('HMGET', prefix .. fp, 'u', 'etag', 'lm', 'cb', 'd')
+  if doc[1] then
+    redis.call('ZADD', KEYS[1], claim_until, fp)
+    redis.call('HSET', prefix .. fp, 'claimed', claim_until)
+    out[#out + 1] = {fp, doc[1], doc[2] or '', doc[3] or '', doc[4] or '', doc[5] or '0'}
+  else
+    redis.call('ZREM', KEYS[1], fp)  -- state gone (removed by hand): nothing to re-fetch
+  end
+end
+out[1] = redis.call('ZCOUNT', KEYS[1], '-inf', now)
+return out
