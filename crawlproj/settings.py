@@ -226,6 +226,38 @@ PAGESTORE_THREADS = 8
 # Seconds before an S3 connect or read counts as a failed attempt.
 PAGESTORE_TIMEOUT = 30.0
 
+# --- Freshness: re-crawl (extensions/recrawl*.py) -------------------------------------------
+# Keep per-URL re-crawl state and re-visit stored URLs with conditional GETs.
+RECRAWL_ENABLED = True
+# Keep running and re-visiting (a crawl that never ends by itself); off = a crawl ends
+# once its frontier is empty and nothing stored is due now.
+RECRAWL_CONTINUOUS = False
+# uniform (with a cap on fast movers) | proportional | optimal: how fetches are spread.
+RECRAWL_POLICY = "uniform"
+# Mean revisit interval (s): the budget, stored URLs / RECRAWL_INTERVAL fetches per second.
+RECRAWL_INTERVAL = 86400.0
+# Bounds (s) on any URL's revisit interval; the maximum also re-checks capped fast movers.
+RECRAWL_MIN_INTERVAL = 3600.0
+RECRAWL_MAX_INTERVAL = 2592000.0
+# uniform: a URL whose copy would be fresh less than this fraction of the time at
+# RECRAWL_INTERVAL changes too fast to keep fresh: it waits RECRAWL_MAX_INTERVAL instead.
+RECRAWL_CAP_FRESHNESS = 0.2
+# Share (0..1) of an IP's fetches given to re-crawls when re-crawls and new URLs both wait.
+RECRAWL_SHARE = 0.5
+# Front queue (0 = first) that re-crawl requests enter.
+RECRAWL_PRIORITY = 1
+# Due URLs claimed per feeder tick, and the most re-crawls waiting in the frontier at once.
+RECRAWL_BATCH = 200
+RECRAWL_MAX_QUEUED = 2000
+# Seconds between feeder ticks (claiming due URLs).
+RECRAWL_TICK = 1.0
+# A claimed URL whose re-fetch is not recorded within this (s) is due again (dead worker).
+RECRAWL_CLAIM_TTL = 3600.0
+# Visits (interval, changed?) kept per URL for its change-rate estimate.
+RECRAWL_HISTORY = 32
+# Seconds between re-reads of the crawl's change-rate histogram (the policy's input).
+RECRAWL_SCHEDULE_REFRESH = 30.0
+
 # --- Site-specific extractors (crawlproj/extractors/) ---------------------------------------
 # Packages whose every module is imported at start so its @register extractors apply.
 EXTRACTOR_MODULES = ["crawlproj.extractors"]

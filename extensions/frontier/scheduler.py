@@ -202,9 +202,10 @@ class FrontierScheduler:
             return True
         if self._flush_task is not None or self._remaining is None:
             return True
-        if self.feeder is not None and self.feeder.keeps_running():
-            return True
-        return self._remaining > 0
+        return self._feeder_keeps_running() or self._remaining > 0
+
+    def _feeder_keeps_running(self) -> bool:
+        return self.feeder is not None and self.feeder.keeps_running()
 
     def enqueue_request(self, request: Request) -> bool:
         assert self.spider is not None
@@ -429,8 +430,8 @@ class FrontierScheduler:
         for host in reply.hosts:
             self._start_resolution(host)
         self.stats.inc_value("frontier/leased", len(reply.leases))
-        if reply.leases or reply.remaining == 0:
-            self._wake_engine()
+        if reply.leases or (reply.remaining == 0 and not self._feeder_keeps_running()):
+            self._wake_engine()  # work to hand out, or the end of the crawl to notice
         # Armed even when this lease returned work: the next IP may come due before
         # the engine asks again.
         wake = [t for t in (reply.next_due, reply.next_expiry) if t is not None]

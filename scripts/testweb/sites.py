@@ -190,8 +190,9 @@ class Site:
                 return found
         return Route("missing", 404, body=b"not found\n")
 
-    def respond(self, host: str, path: str, hit: int = 0) -> Response:
-        """Bytes to send; ``hit`` = earlier requests of this (host, path) for overrides."""
+    def respond(self, host: str, path: str, hit: int = 0, at: float | None = None) -> Response:
+        """Bytes to send; ``hit`` = earlier requests of this (host, path) for overrides,
+        ``at`` = the time asked about (None: now)."""
         spec = self._specs.get(host)
         override = _override(spec, path) if spec is not None else None
         if override and override[2] is not None and hit < override[2]:  # transient failure
@@ -203,7 +204,7 @@ class Site:
             headers["Location"] = route.location
         if route.body is not None:
             return Response(route.status, {**_text_headers({}), **headers}, route.body)
-        version = self.version(host, path)
+        version = self.version(host, path, at)
         body = self._render(host, path, route, version or 0)
         headers["Content-Type"] = "text/html; charset=utf-8"
         if spec is not None and (spec.validators or version is not None):

@@ -73,3 +73,41 @@ def test_change_rate_edge_cases() -> None:
     assert estimate_rate([10, 20], [False, False]) == 0.0  # a 304 counts as no change
     always = estimate_rate([10, 10, 10], [True, True, True])
     assert 0.1 <= always < 1.0  # changed at every visit: >= once per 10 s, yet finite
+
+
+def test_the_issue_table_cannot_hold_with_one_set_of_rates() -> None:
+    """The issue's seed table (proportional 0.198, uniform 0.956, optimum 0.962) mixes two
+    budgets: proportional 0.198 is lambda T = 5 for every page (reproduced above), and
+    with two pages that forces uniform's mean lambda T to be 5 too, which caps uniform far
+    below 0.956 whatever the split of the rates. So the code reproduces 0.198 and
+    documents which uniform/optimum go with it."""
+    budget = 2 / DAY
+    for fast_share in [0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99]:
+        total = 5 * budget  # proportional F = 0.198 <=> sum(lambda) / budget = 5
+        rates = [fast_share * total, (1 - fast_share) * total]
+        assert mean_freshness(rates, allocate(rates, budget, "proportional")) == pytest.approx(
+            0.1987, abs=5e-4
+        )
+        assert mean_freshness(rates, allocate(rates, budget, "uniform")) < 0.6
+
+
+@given(
+    st.lists(st.floats(0.0, 5.0), min_size=1, max_size=6),
+    st.lists(st.integers(1, 4), min_size=6, max_size=6),
+    st.floats(0.1, 20.0),
+    st.sampled_from(POLICIES),
+)
+@settings(max_examples=150, deadline=None)
+def test_histogram_counts_allocate_like_the_expanded_pages(
+    rates: list[float], counts: list[int], budget: float, policy: str
+) -> None:
+    counts = counts[: len(rates)]
+    expanded = [r for r, c in zip(rates, counts, strict=True) for _ in range(c)]
+    per_bucket = allocate(rates, budget, policy, counts)
+    spent = sum(f * c for f, c in zip(per_bucket, counts, strict=True))
+    assert spent == pytest.approx(budget, rel=1e-6)
+    weighted = sum(
+        c * mean_freshness([r], [f]) for r, f, c in zip(rates, per_bucket, counts, strict=True)
+    ) / sum(counts)
+    direct = mean_freshness(expanded, allocate(expanded, budget, policy))
+    assert weighted == pytest.approx(direct, abs=1e-6)

@@ -1,0 +1,174 @@
+"""Re-crawl state in a real Redis: claim (a lease on due URLs), record, forget, mark
+(`scrapy recrawl`) and sitemap lastmod hints."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from email.utils import formatdate
+
+import pytest
+import redis.asyncio as aioredis
+
+from extensions.frontier.keys import FrontierKeys
+from extensions.recrawl import DocState, Fetch, RecrawlConfig, RecrawlStore, lua, w3c_time
+from extensions.recrawl_schedule import NEW_BUCKET, ScheduleConfig, rate_bucket
+
+T0 = 1_700_000_000.0
+INTERVAL = 100.0
+
+
+def make_store(redis_url: str) -> RecrawlStore:
+    schedule = ScheduleConfig(interval=INTERVAL, min_interval=10.0, max_interval=10_000.0)
+    config = RecrawlConfig(claim_ttl=50.0, history=4, schedule=schedule, schedule_refresh=1e9)
+    return RecrawlStore(aioredis.Redis.from_url(redis_url), FrontierKeys("rc"), config)
+
+
+def fetch(fp: str, at: float, changed: bool | None, **fields: str) -> Fetch:
+    base = {"etag": '"v1"', "ch": "hash1", "ref": "file:///x"}
+    return Fetch(fp, f"http://h.test/{fp}", at, changed, {**base, **fields})
+
+
+async def record(store: RecrawlStore, f: Fetch) -> float:
+    return await store.record(f, await store.load(f.fp))
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+def test_first_fetch_is_due_after_the_interval_and_claimed_once(redis_url, redis_client) -> None:
+    async def go() -> None:
+        store = make_store(redis_url)
+        await record(store, fetch("a", T0, None))
+        state = await store.load("a")
+        assert state is not None and state.visits == 1 and state.obs == ()
+        assert await store.due_now(T0 + INTERVAL - 1) == 0
+        left, rows = await store.claim(10, T0 + INTERVAL)
+        assert left == 0 and rows == [["a", "http://h.test/a", '"v1"', "", "", "0"]]
+        # Claimed: not handed to another worker until the claim expires.
+        assert (await store.claim(10, T0 + INTERVAL + 49))[1] == []
+        assert [r[0] for r in (await store.claim(10, T0 + INTERVAL + 50))[1]] == ["a"]
+        await store.close()
+
+    run(go())
+
+
+def test_visits_build_history_rate_and_histogram(redis_url, redis_client) -> None:
+    async def go() -> None:
+        store = make_store(redis_url)
+        keys = store.keys
+        await record(store, fetch("b", T0, None))
+        assert await redis_client_hgetall(redis_url, keys.recrawl_rates) == {NEW_BUCKET: 1}
+        rate = await record(store, fetch("b", T0 + 100, True, ch="hash2"))
+        assert rate > 0
+        rate = await record(store, fetch("b", T0 + 200, False, ch="hash2"))
+        state = await store.load("b")
+        assert state is not None
+        assert state.obs == ((100.0, True), (100.0, False)) and state.visits == 3
+        assert state.content_hash == "hash2" and state.rate == pytest.approx(rate)
+        assert await redis_client_hgetall(redis_url, keys.recrawl_rates) == {rate_bucket(rate): 1}
+        for i in range(3, 9):  # history keeps the last RECRAWL_HISTORY visits
+            await record(store, fetch("b", T0 + 100 * i, False))
+        assert len((await store.load("b")).obs) == 4  # type: ignore[union-attr]
+        await store.close()
+
+    run(go())
+
+
+def test_an_older_observation_changes_nothing(redis_url, redis_client) -> None:
+    async def go() -> None:
+        store = make_store(redis_url)
+        await record(store, fetch("c", T0 + 50, None, ch="new"))
+        stale = await store.load("c")
+        await store.record(fetch("c", T0, None, ch="old"), stale)
+        assert (await store.load("c")).content_hash == "new"  # type: ignore[union-attr]
+        await store.close()
+
+    run(go())
+
+
+def test_forget_drops_state_due_time_and_histogram(redis_url, redis_client) -> None:
+    async def go() -> None:
+        store = make_store(redis_url)
+        await record(store, fetch("d", T0, None))
+        await store.forget("d", T0 + 1)
+        assert await store.load("d") is None
+        assert await store.due_now(T0 + 1e9) == 0
+        assert await redis_client_hgetall(redis_url, store.keys.recrawl_rates) == {}
+        await store.close()
+
+    run(go())
+
+
+def test_last_modified_hint_shortens_a_new_pages_first_interval(redis_url, redis_client) -> None:
+    async def go() -> None:
+        store = make_store(redis_url)
+        recent = formatdate(T0 - 30, usegmt=True)  # modified 30 s before the fetch
+        await store.record(
+            Fetch("e", "http://h.test/e", T0, None, {}, last_modified=recent), None
+        )
+        old = formatdate(T0 - 10 * 86400, usegmt=True)
+        await store.record(Fetch("f", "http://h.test/f", T0, None, {}, last_modified=old), None)
+        due = dict(await store.redis.zrange(store.keys.recrawl_due, 0, -1, withscores=True))
+        assert due[b"e"] == pytest.approx(T0 + 30) and due[b"f"] == pytest.approx(T0 + INTERVAL)
+        await store.close()
+
+    run(go())
+
+
+def test_sitemap_lastmod_makes_only_older_copies_due(redis_url, redis_client) -> None:
+    async def go() -> None:
+        store = make_store(redis_url)
+        await record(store, fetch("g", T0, None))
+        await record(store, fetch("h", T0, None))
+        moved = await store.hint_lastmod([("g", T0 + 5), ("h", T0 - 5), ("zz", T0 + 5)], T0 + 10)
+        assert moved == 1
+        left, rows = await store.claim(10, T0 + 10)
+        assert [r[0] for r in rows] == ["g"] and left == 0
+        await store.close()
+
+    run(go())
+
+
+def test_mark_skips_claimed_urls(redis_url, redis_client) -> None:
+    async def go() -> list[int]:
+        store = make_store(redis_url)
+        for fp in ("i", "j", "k"):
+            await record(store, fetch(fp, T0, None))
+        await store.claim(1, T0 + INTERVAL)  # claims "i"
+        await store.redis.zadd(store.keys.recrawl_due, {"j": T0 + 1, "k": T0 + 5000})
+        mark = store.redis.register_script(lua("mark"))
+        reply = await mark(
+            keys=[store.keys.recrawl_due], args=[T0 + INTERVAL + 1, store.keys.doc(""), "i", "j", "k"]
+        )
+        await store.close()
+        return [int(x) for x in reply]
+
+    assert run(go()) == [1, 1, 1]  # k made due, j already due, i being re-fetched
+
+
+def test_w3c_lastmod_forms() -> None:
+    assert w3c_time("2024-01-01") == pytest.approx(1704067200.0)
+    assert w3c_time("2024-01-01T01:00:00+01:00") == pytest.approx(1704067200.0)
+    assert w3c_time("2024-01-01T00:00:00Z") == pytest.approx(1704067200.0)
+    assert w3c_time("yesterday") is None and w3c_time(None) is None
+
+
+def test_docstate_decodes_what_record_wrote(redis_url, redis_client) -> None:
+    async def go() -> DocState | None:
+        store = make_store(redis_url)
+        await record(store, fetch("m", T0, None, sh=f"{random.getrandbits(64):016x}"))
+        state = await store.load("m")
+        await store.close()
+        return state
+
+    state = run(go())
+    assert state is not None and state.url == "http://h.test/m" and len(state.simhash) == 16
+
+
+async def redis_client_hgetall(redis_url: str, key: str) -> dict[str, int]:
+    client = aioredis.Redis.from_url(redis_url)
+    raw = await client.hgetall(key)
+    await client.aclose()
+    return {k.decode(): int(v) for k, v in raw.items()}
