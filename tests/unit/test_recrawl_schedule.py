@@ -28,7 +28,7 @@ def test_buckets_are_quarter_octaves_around_the_rate() -> None:
     assert rate_bucket(0.0) == ZERO_BUCKET and bucket_rate(ZERO_BUCKET) == 0.0
     for rate in [1e-7, 3.3e-5, 1 / DAY, 0.01, 2.0]:
         middle = bucket_rate(rate_bucket(rate))
-        assert 2 ** -0.25 <= middle / rate <= 2**0.25
+        assert 2**-0.25 <= middle / rate <= 2**0.25
 
 
 def test_uniform_gives_every_page_the_interval_and_caps_fast_movers() -> None:

@@ -105,9 +105,7 @@ def test_last_modified_hint_shortens_a_new_pages_first_interval(redis_url, redis
     async def go() -> None:
         store = make_store(redis_url)
         recent = formatdate(T0 - 30, usegmt=True)  # modified 30 s before the fetch
-        await store.record(
-            Fetch("e", "http://h.test/e", T0, None, {}, last_modified=recent), None
-        )
+        await store.record(Fetch("e", "http://h.test/e", T0, None, {}, last_modified=recent), None)
         old = formatdate(T0 - 10 * 86400, usegmt=True)
         await store.record(Fetch("f", "http://h.test/f", T0, None, {}, last_modified=old), None)
         due = dict(await store.redis.zrange(store.keys.recrawl_due, 0, -1, withscores=True))
@@ -140,7 +138,8 @@ def test_mark_skips_claimed_urls(redis_url, redis_client) -> None:
         await store.redis.zadd(store.keys.recrawl_due, {"j": T0 + 1, "k": T0 + 5000})
         mark = store.redis.register_script(lua("mark"))
         reply = await mark(
-            keys=[store.keys.recrawl_due], args=[T0 + INTERVAL + 1, store.keys.doc(""), "i", "j", "k"]
+            keys=[store.keys.recrawl_due],
+            args=[T0 + INTERVAL + 1, store.keys.doc(""), "i", "j", "k"],
         )
         await store.close()
         return [int(x) for x in reply]

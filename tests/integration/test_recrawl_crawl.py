@@ -1,0 +1,181 @@
+"""Freshness end to end: `scrapy crawl web` re-visiting the test web's changing pages
+with conditional GETs, and `scrapy recrawl` driving a finite re-visit."""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scripts.crawlrun import PROJECT_ROOT, per_ip_violations, run_crawl, write_seeds
+from scripts.testweb import HostSpec, TestWeb, WebSpec
+
+DELAY = 0.2
+RATE = 0.5  # changes per second of every changing page
+FAST_PATHS = ("/page/1", "/page/2", "/page/3")
+
+
+def changing_web() -> WebSpec:
+    """Four hosts on four IPs: three pages changing every ~2 s, one page and the root
+    never changing, all with ETag/Last-Modified."""
+    rates = dict.fromkeys(FAST_PATHS, RATE)
+    hosts = [
+        HostSpec(f"news{i}.test", pages=4, validators=True, change_rates=rates) for i in range(4)
+    ]
+    return WebSpec(hosts=hosts, seed=11)
+
+
+def page_requests(web: TestWeb) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    by_page: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for record in sorted(web.requests(), key=lambda r: r["t_start"]):
+        if record["path"] != "/robots.txt":
+            by_page[(record["host"], record["path"])].append(record)
+    return by_page
+
+
+def rows_by_url(items: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    rows: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for item in items:
+        rows[item["url"]].append(item)
+    return rows
+
+
+@pytest.fixture(scope="module")
+def continuous(tmp_path_factory: pytest.TempPathFactory):
+    """35 s of continuous re-crawling, every URL due again 1.5 s after each visit."""
+    tmp = tmp_path_factory.mktemp("fresh")
+    with TestWeb(changing_web(), lifetime=300) as web:
+        seeds = write_seeds(tmp / "seeds.txt", web.seeds)
+        settings = {
+            "DNS_HOSTS_MAP": web.hosts_map_setting(),
+            "FRONTIER_DELAY": DELAY,
+            "PAGESTORE_URI": f"file://{tmp}/store",
+            "RECRAWL_CONTINUOUS": True,
+            "RECRAWL_INTERVAL": 1.5,
+            "RECRAWL_MIN_INTERVAL": 0.5,
+            "RECRAWL_MAX_INTERVAL": 60,
+            "RECRAWL_SCHEDULE_REFRESH": 2,
+            "CLOSESPIDER_TIMEOUT": 35,
+        }
+        result = run_crawl(seeds, tmp / "data", settings, timeout=120)
+        return web, result, page_requests(web), tmp / "store"
+
+
+def test_continuous_mode_runs_until_stopped_and_stays_polite(continuous) -> None:
+    web, result, by_page, _ = continuous
+    assert "closespider_timeout" in result.log, result.log[-3000:]
+    records = [r for visits in by_page.values() for r in visits]
+    max_inflight, short_gaps = per_ip_violations(web.requests(), DELAY, slack=0.005)
+    assert max_inflight == 1 and short_gaps == []
+    assert all(len(visits) >= 8 for visits in by_page.values()), {
+        k: len(v) for k, v in by_page.items()
+    }
+    assert len(records) > 150
+
+
+def test_second_visits_carry_the_validators(continuous) -> None:
+    _, _, by_page, _ = continuous
+    for visits in by_page.values():
+        assert "inm" not in visits[0]
+        assert all(v.get("inm") for v in visits[1:])
+        assert all(v.get("ims") for v in visits[1:])
+
+
+def test_unchanged_pages_answer_304_and_are_not_stored_again(continuous) -> None:
+    _, result, by_page, store = continuous
+    rows = rows_by_url(result.items)
+    for (_host, path), visits in by_page.items():
+        if path in FAST_PATHS:
+            continue
+        assert [v["status"] for v in visits] == [200] + [304] * (len(visits) - 1)
+        page_rows = rows[visits[0]["url"]]
+        assert [r["change"] for r in page_rows] == ["new"] + ["not_modified"] * (len(page_rows) - 1)
+        assert len({r["content_ref"] for r in page_rows}) == 1  # every row: the one copy
+    stored = list(store.rglob("*.html.gz"))
+    refs = {r["content_ref"] for r in result.items}
+    assert len(stored) == len(refs)
+
+
+def test_changed_pages_are_stored_again(continuous) -> None:
+    web, result, by_page, _ = continuous
+    rows = rows_by_url(result.items)
+    for path in FAST_PATHS:
+        for host in web.hosts:
+            visits = by_page[(host, path)]
+            page_rows = rows[visits[0]["url"]]
+            versions_fetched = [v["v"] for v in visits if v["status"] == 200]
+            assert len(set(versions_fetched)) == len(versions_fetched) > 2  # 200 = new version
+            changed = [r for r in page_rows if r["change"] in ("new", "changed")]
+            assert len(changed) == len(versions_fetched)
+            assert len({r["content_ref"] for r in changed}) == len(changed)
+            assert all(Path(r["content_ref"].removeprefix("file://")).exists() for r in changed)
+            # A 304 row points at the copy stored by the last 200 before it.
+            current = None
+            for row in page_rows:
+                if row["change"] == "not_modified":
+                    assert row["content_ref"] == current
+                current = row["content_ref"]
+
+
+def test_change_rate_estimates_converge_to_the_servers_rate(continuous) -> None:
+    """Tolerance: each page's estimate within a factor 2.5 of the true 0.5 changes/s
+    (about 15 visits, 10 changes each), their median within 30%; pages that never
+    change are estimated at exactly 0."""
+    web, result, _, _ = continuous
+    final: dict[str, float] = {}
+    for item in result.items:
+        if item["change_rate"] is not None:
+            final[item["url"]] = item["change_rate"]
+    fast = [rate for url, rate in final.items() if url.endswith(FAST_PATHS)]
+    static = [rate for url, rate in final.items() if not url.endswith(FAST_PATHS)]
+    assert len(fast) == 3 * len(web.hosts) and len(static) == 2 * len(web.hosts)
+    assert all(RATE / 2.5 <= rate <= RATE * 2.5 for rate in fast), fast
+    assert statistics.median(fast) == pytest.approx(RATE, rel=0.3)
+    assert set(static) == {0.0}
+
+
+def scrapy(*args: str, data_dir: Path) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "scrapy", *args, "-s", f"CRAWL_DATA_DIR={data_dir}"]
+    return subprocess.run(cmd, cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=60)
+
+
+def test_recrawl_command_makes_the_next_crawl_revisit_one_host(tmp_path: Path) -> None:
+    spec = WebSpec(
+        hosts=[
+            HostSpec("one.test", pages=3, validators=True),
+            HostSpec("two.test", pages=3, validators=True),
+        ]
+    )
+    with TestWeb(spec, lifetime=200) as web:
+        settings = {"DNS_HOSTS_MAP": web.hosts_map_setting(), "FRONTIER_DELAY": DELAY}
+        seeds = write_seeds(tmp_path / "seeds.txt", web.seeds)
+        first = run_crawl(seeds, tmp_path / "data", settings, timeout=120)
+        assert first.returncode == 0, first.log[-3000:]  # finite: ends by itself
+        before = len(web.requests())
+
+        marked = scrapy("recrawl", "--host", "one.test", "--json", data_dir=tmp_path / "data")
+        assert marked.returncode == 0, marked.stderr
+        assert '"due_now": 4' in marked.stdout  # the root and 3 pages of one.test
+
+        again = run_crawl(None, tmp_path / "data", settings, timeout=120)
+        assert again.returncode == 0, again.log[-3000:]  # nothing left due: it ends
+        revisits = web.requests()[before:]
+    assert {r["host"] for r in revisits} == {"one.test"}
+    assert len(revisits) == 4 and all(r["status"] == 304 and r.get("inm") for r in revisits)
+    old_refs = {i["url"]: i["content_ref"] for i in first.items}
+    assert len(again.items) == 4
+    for row in again.items:
+        assert row["change"] == "not_modified" and row["content_ref"] == old_refs[row["url"]]
+
+
+def test_recrawl_command_needs_exactly_one_selector(tmp_path: Path) -> None:
+    proc = scrapy("recrawl", data_dir=tmp_path / "data")
+    assert proc.returncode == 2 and "exactly one of --all" in proc.stderr
+    proc = scrapy("recrawl", "--all", data_dir=tmp_path / "data")
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines()[-1].startswith("crawlproj: crawl 'web' has no stored")
