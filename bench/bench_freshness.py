@@ -56,6 +56,7 @@ def web_spec(hosts: int) -> WebSpec:
 
 def crawl(spec: WebSpec, out: Path, settings: dict[str, Any], seconds: float) -> list[dict]:
     spec.epoch = 0.0  # each run gets its own time 0: the same change times relative to it
+    out.mkdir(parents=True, exist_ok=True)
     with TestWeb(spec, log_path=out / "requests.jsonl", lifetime=seconds + 120) as web:
         seeds = write_seeds(out / "seeds.txt", web.seeds)
         merged = {

@@ -1,5 +1,6 @@
 """End-to-end demo: start the bundled test web, crawl it with `scrapy crawl web`,
-print a summary. Only 127.x addresses are contacted; everything stops by itself.
+print a summary; then re-visit one host with conditional GETs (`scrapy recrawl`).
+Only 127.x addresses are contacted; everything stops by itself.
 
     ./scripts/demo            # or: .venv/bin/python -m scripts.demo [--delay 0.5]
 """
@@ -12,12 +13,14 @@ import shutil
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
-from scripts.crawlrun import crawl_command, per_ip_violations, read_items
+from scripts.crawlrun import SCRAPY, crawl_command, per_ip_violations, read_items
 from scripts.testweb import TestWeb, WebSpec
 
 ROOT = Path(__file__).resolve().parents[1]
+REVISIT_HOST = "theta.test"  # the demo host with ETag/Last-Modified and changing pages
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -47,7 +50,37 @@ def main(argv: list[str] | None = None) -> int:
         elapsed = time.monotonic() - started
         requests = web.requests()
         expected = set(web.pages)
-    return report(out, proc.returncode, elapsed, requests, expected, args.delay)
+        rc = report(out, proc.returncode, elapsed, requests, expected, args.delay)
+        if rc == 0:
+            rc = revisit(out, settings, web, len(requests))
+    return rc
+
+
+def revisit(out: Path, settings: dict, web: TestWeb, before: int) -> int:
+    """Freshness: `scrapy recrawl --host theta.test`, then a crawl without seeds
+    re-visits its pages with conditional GETs and ends by itself."""
+    host = REVISIT_HOST
+    data = ["-s", f"CRAWL_DATA_DIR={out / 'data'}", "-s", "LOG_LEVEL=WARNING"]
+    marked = subprocess.run(
+        [*SCRAPY, "recrawl", "--host", host, *data], cwd=ROOT, capture_output=True, text=True
+    )
+    if marked.returncode != 0:
+        print(marked.stderr.strip())
+        return marked.returncode
+    settings = {**settings, "LOG_FILE": str(out / "revisit.log")}
+    settings["CRAWL_SUMMARY_FILE"] = str(out / "revisit-summary.json")
+    cmd = crawl_command(None, out / "data", settings, out / "revisit.jsonl")
+    proc = subprocess.run(cmd, cwd=ROOT, check=False)
+    requests = [r for r in web.requests()[before:] if r["path"] != "/robots.txt"]
+    rows = read_items(out / "revisit.jsonl")
+    statuses = Counter(r["status"] for r in requests)
+    changes = Counter(r.get("change") for r in rows)
+    print(f"\n== re-visit of {host} (scrapy recrawl --host {host}; scrapy crawl web) ==")
+    print(f"requests:   {len(requests)}, {sum(1 for r in requests if r.get('inm'))} conditional")
+    print(f"answers:    {dict(sorted(statuses.items()))}")
+    print(f"rows:       {dict(sorted(changes.items()))} (not_modified/unchanged: not stored again)")
+    print(f"items:      {out / 'revisit.jsonl'}")
+    return proc.returncode
 
 
 def report(out: Path, rc: int, elapsed: float, requests: list, expected: set, delay: float) -> int:

@@ -20,6 +20,7 @@ from crawlproj.seeds import SeedError, read_seed_arg
 from extensions.dns_cache import DnsSettings
 from extensions.frontier.admission import url_filter_from_settings
 from extensions.frontier.settings import frontier_config, scheduler_settings
+from extensions.recrawl import RecrawlConfig
 from extensions.pagestore import StoreUnavailable
 from extensions.redis_conn import RedisUnavailable, connect_url
 from extensions.seen import SeenConfig
@@ -46,7 +47,9 @@ def preflight(settings: BaseSettings, spider_args: dict[str, str]) -> None:
         url_filter_from_settings(settings)
         compile_block_rules(settings.getlist("URL_BLOCKLIST"))
         SeenConfig.from_settings(settings)
-        scheduler_settings(settings, frontier_config(settings).priorities)
+        priorities = frontier_config(settings).priorities
+        scheduler_settings(settings, priorities)
+        RecrawlConfig.from_settings(settings, priorities)
         if settings.get("REDIS_URL"):
             connect_url(settings.get("REDIS_URL")).close()
         check_content_settings(settings)  # NEARDUP_*, PAGESTORE_* and the store itself

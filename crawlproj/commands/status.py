@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from crawlproj.operator import OperatorCommand, ip_of
 from extensions.frontier.settings import frontier_config
+from extensions.recrawl_schedule import NEW_BUCKET, ZERO_BUCKET, bucket_rate
 from extensions.robots import RobotsVerdict
 
 if TYPE_CHECKING:
@@ -25,6 +26,10 @@ if TYPE_CHECKING:
 
 # Back queues sampled for the oldest-URL estimate (reading every head would be O(IPs)).
 _SAMPLED_BACK_QUEUES = 200
+
+
+def _bucket_order(bucket: str) -> float:
+    return {NEW_BUCKET: -2.0, ZERO_BUCKET: -1.0}.get(bucket) or bucket_rate(bucket)
 
 
 def _num(value: bytes | None) -> float:
@@ -75,7 +80,26 @@ class Command(OperatorCommand):
             "oldest_queued_age_s": self._oldest_age(client, keys, priorities, now),
             "pages_per_s": round((stats.get("acked", 0) - before) / sample, 2) if sample else None,
             "blocklist_rules": client.scard(keys.blocklist),
+            "recrawl": self._recrawl(client, keys, stats, now),
             "counters": stats,
+        }
+
+    @staticmethod
+    def _recrawl(
+        client: redis.Redis, keys: FrontierKeys, stats: dict[str, int], now: float
+    ) -> dict[str, Any]:
+        """Stored URLs under re-crawl, how many are due, and the change-rate histogram
+        (changes per day at each bucket's middle -> URLs)."""
+        histogram = {k.decode(): int(v) for k, v in client.hgetall(keys.recrawl_rates).items()}
+        by_rate = {
+            (b if b in (NEW_BUCKET, ZERO_BUCKET) else f"{bucket_rate(b) * 86400:.3g}/day"): n
+            for b, n in sorted(histogram.items(), key=lambda kv: _bucket_order(kv[0]))
+        }
+        return {
+            "stored_urls": client.zcard(keys.recrawl_due),
+            "due_now": client.zcount(keys.recrawl_due, "-inf", now),
+            "queued": stats.get("recrawl_queued", 0),
+            "urls_by_change_rate": by_rate,
         }
 
     def _oldest_age(

@@ -111,8 +111,10 @@ class Site:
         self._names = [h.name for h in spec.hosts]
         self._index = {name: i for i, name in enumerate(self._names)}
         self._tables = {h.name: self._route_table(h) for h in spec.hosts}
+        # Time 0 of the change processes: the spec's, else now (the server's start).
+        epoch = spec.epoch or time.time()
         self.clocks = {
-            (h.name, path): ChangeClock(spec.seed, h.name, path, rate, spec.epoch)
+            (h.name, path): ChangeClock(spec.seed, h.name, path, rate, epoch)
             for h in spec.hosts
             for path, rate in h.change_rates.items()
         }

@@ -146,7 +146,15 @@ class WebSpec:
             HostSpec("epsilon.test", "shared3", pages=12, robots=allow),
             HostSpec("zeta.test", pages=18, trap=True, robots=allow),
             HostSpec("eta.test", pages=30, robots=None),
-            HostSpec("theta.test", pages=14, latency_ms=20, validators=True, robots=allow),
+            # Validators (304s); two pages change every ~20 s (the demo's re-visit).
+            HostSpec(
+                "theta.test",
+                pages=14,
+                latency_ms=20,
+                validators=True,
+                robots=allow,
+                change_rates={"/page/1": 0.05, "/page/2": 0.05},
+            ),
         ]
         return cls(hosts=hosts)
 

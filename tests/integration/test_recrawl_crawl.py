@@ -3,6 +3,7 @@ with conditional GETs, and `scrapy recrawl` driving a finite re-visit."""
 
 from __future__ import annotations
 
+import json
 import statistics
 import subprocess
 import sys
@@ -157,6 +158,11 @@ def test_recrawl_command_makes_the_next_crawl_revisit_one_host(tmp_path: Path) -
         first = run_crawl(seeds, tmp_path / "data", settings, timeout=120)
         assert first.returncode == 0, first.log[-3000:]  # finite: ends by itself
         before = len(web.requests())
+
+        status = scrapy("status", "--json", "--sample", "0", data_dir=tmp_path / "data")
+        recrawl = json.loads(status.stdout)["recrawl"]
+        assert recrawl["stored_urls"] == 8 and recrawl["due_now"] == 0
+        assert recrawl["urls_by_change_rate"] == {"new": 8}  # fetched once: no estimate yet
 
         marked = scrapy("recrawl", "--host", "one.test", "--json", data_dir=tmp_path / "data")
         assert marked.returncode == 0, marked.stderr
