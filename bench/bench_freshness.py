@@ -94,7 +94,13 @@ def measure(spec: WebSpec, records: list[dict], warmup: float) -> dict[str, floa
         in_window = sum(1 for x in times if start <= x <= end)
         model.append(freshness_at_frequency(clock.rate, in_window / (end - start)))
     fetches = sum(1 for r in records if r["t_start"] >= start)
+    per_path: dict[str, int] = defaultdict(int)
+    for r in records:
+        if r["t_start"] >= start:
+            per_path[r["path"]] += 1
+    span = end - start
     return {
+        "by_path": {p: round(n / span / len(spec.hosts), 3) for p, n in sorted(per_path.items())},
         "freshness": fresh / samples,
         "model": sum(model) / len(model),
         "fetches_per_s": fetches / (end - start),
@@ -108,6 +114,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=100.0)
     parser.add_argument("--warmup", type=float, default=30.0)
     parser.add_argument("--interval", type=float, default=8.0, help="RECRAWL_INTERVAL (s)")
+    parser.add_argument("--policies", default="", help="comma-separated labels' first words")
     args = parser.parse_args()
     spec = web_spec(args.hosts)
     base = {
@@ -126,7 +133,10 @@ def main() -> None:
     rows, results = [], {}
     work = Path(tempfile.mkdtemp(prefix="bench-freshness-"))
     try:
+        chosen = [p for p in args.policies.split(",") if p]
         for label, settings in POLICIES:
+            if chosen and label.split()[0] not in chosen and label != "uniform (no cap)":
+                continue
             out = work / label.split()[0] / str(len(results))
             records = crawl(spec, out, {**base, **settings}, args.seconds)
             results[label] = measure(spec, records, args.warmup)
@@ -145,6 +155,9 @@ def main() -> None:
             ]
         )
     print(table(["policy", "fetches/s", "freshness", "model F", "vs uniform"], rows))
+    print("fetches/s per page, by path:")
+    for label, r in results.items():
+        print(f"  {label}: {r['by_path']}")
     print(NOISE_NOTE)
 
 

@@ -36,6 +36,7 @@ class StatsView:
         yield from _frontier_metrics(stats, self.ext.crawl_counters)
         yield from _url_metrics(stats)
         yield from _content_metrics(stats, self.ext)
+        yield from _recrawl_metrics(stats)
         fill = _num(stats.get("seen/bloom/fill_ratio"))
         yield _gauge("crawlproj_bloom_fill_ratio", "URL-seen Bloom filter fill (0-1)", fill)
         extra = GaugeMetricFamily(
@@ -142,4 +143,22 @@ def _content_metrics(stats: dict[str, Any], ext: CrawlMetrics) -> Iterator[Metri
     outcomes = _prefixed(stats, "content/")
     yield _labelled(
         "crawlproj_content_checks", "Content pipeline outcomes (content/*)", "outcome", outcomes
+    )
+
+
+def _recrawl_metrics(stats: dict[str, Any]) -> Iterator[Metric]:
+    visits = _prefixed(stats, "recrawl/visits/")
+    yield _labelled(
+        "crawlproj_recrawl_visits",
+        "Fetches of URLs by what they found: new, changed, unchanged, not_modified",
+        "change",
+        visits,
+    )
+    yield _counter(
+        "crawlproj_recrawl_fed", "Due URLs sent to the frontier", _num(stats.get("recrawl/fed"))
+    )
+    yield _gauge(
+        "crawlproj_recrawl_due_now",
+        "Stored URLs due for a re-visit and not yet claimed",
+        _num(stats.get("recrawl/due_now")),
     )

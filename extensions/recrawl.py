@@ -152,6 +152,13 @@ class Fetch:
     last_modified: str = ""  # the response's Last-Modified (a hint for a first fetch)
 
 
+@dataclass(frozen=True)
+class Claim:
+    due_left: int  # URLs due now and still unclaimed (more than one claim could take)
+    next_due: float | None  # the earliest due time after now, None if nothing is stored
+    rows: list[list[str]]  # [fp, url, etag, last_modified, callback, depth] per claimed URL
+
+
 def http_time(value: str) -> float | None:
     """Epoch seconds of an HTTP date (Last-Modified), None when unparsable."""
     try:
@@ -194,14 +201,15 @@ class RecrawlStore:
     async def load(self, fp: str) -> DocState | None:
         return DocState.from_redis(fp, await self.redis.hgetall(self.keys.doc(fp)))
 
-    async def claim(self, n: int, now: float) -> tuple[int, list[list[str]]]:
-        """(URLs still due, up to n claimed [fp, url, etag, last_modified, callback, depth])."""
+    async def claim(self, n: int, now: float) -> Claim:
+        """Claim up to n due URLs (a lease of RECRAWL_CLAIM_TTL)."""
         claim_until = now + self.config.claim_ttl
         raw = await self._claim(
             keys=[self.keys.recrawl_due], args=[now, n, claim_until, self._doc_prefix]
         )
-        rows = [[v.decode() if isinstance(v, bytes) else str(v) for v in row] for row in raw[1:]]
-        return int(raw[0]), rows
+        rows = [[v.decode() if isinstance(v, bytes) else str(v) for v in row] for row in raw[2:]]
+        next_due = float(raw[1]) if raw[1] else None
+        return Claim(due_left=int(raw[0]), next_due=next_due, rows=rows)
 
     async def due_now(self, now: float) -> int:
         return int(await self.redis.zcount(self.keys.recrawl_due, "-inf", now))

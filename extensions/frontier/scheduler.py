@@ -435,6 +435,8 @@ class FrontierScheduler:
         # Armed even when this lease returned work: the next IP may come due before
         # the engine asks again.
         wake = [t for t in (reply.next_due, reply.next_expiry) if t is not None]
+        if self.feeder is not None:
+            wake.append(self.feeder.next_tick)
         self._schedule_wake(min([*wake, time.time() + self.opts.poll_interval]))
 
     async def _feed_recrawl(self, feeder: RecrawlFeeder) -> None:

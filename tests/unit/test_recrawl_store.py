@@ -44,11 +44,12 @@ def test_first_fetch_is_due_after_the_interval_and_claimed_once(redis_url, redis
         state = await store.load("a")
         assert state is not None and state.visits == 1 and state.obs == ()
         assert await store.due_now(T0 + INTERVAL - 1) == 0
-        left, rows = await store.claim(10, T0 + INTERVAL)
-        assert left == 0 and rows == [["a", "http://h.test/a", '"v1"', "", "", "0"]]
-        # Claimed: not handed to another worker until the claim expires.
-        assert (await store.claim(10, T0 + INTERVAL + 49))[1] == []
-        assert [r[0] for r in (await store.claim(10, T0 + INTERVAL + 50))[1]] == ["a"]
+        claim = await store.claim(10, T0 + INTERVAL)
+        assert claim.due_left == 0 and claim.rows == [["a", "http://h.test/a", '"v1"', "", "", "0"]]
+        # Claimed: not handed to another worker until the claim expires...
+        assert claim.next_due == pytest.approx(T0 + INTERVAL + 50)
+        assert (await store.claim(10, T0 + INTERVAL + 49)).rows == []
+        assert [r[0] for r in (await store.claim(10, T0 + INTERVAL + 50)).rows] == ["a"]
         await store.close()
 
     run(go())
@@ -122,8 +123,9 @@ def test_sitemap_lastmod_makes_only_older_copies_due(redis_url, redis_client) ->
         await record(store, fetch("h", T0, None))
         moved = await store.hint_lastmod([("g", T0 + 5), ("h", T0 - 5), ("zz", T0 + 5)], T0 + 10)
         assert moved == 1
-        left, rows = await store.claim(10, T0 + 10)
-        assert [r[0] for r in rows] == ["g"] and left == 0
+        claim = await store.claim(10, T0 + 10)
+        assert [r[0] for r in claim.rows] == ["g"] and claim.due_left == 0
+        assert claim.next_due == pytest.approx(T0 + INTERVAL)  # h: due after its interval
         await store.close()
 
     run(go())
