@@ -47,7 +47,7 @@ from twisted.web.server import Site
 
 from extensions.fetch_gaps import GapTracker, request_ip
 from extensions.metrics_stats import StatsView
-from extensions.redis_conn import redis_lifecycle
+from extensions.redis_conn import map_slots, redis_lifecycle
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
@@ -257,6 +257,7 @@ class CrawlMetrics:
         try:
             while True:
                 try:
+                    await map_slots(client)  # a no-op once mapped
                     counters: dict[str, int] = {}
                     for key in keys:
                         for name, value in (await client.hgetall(key)).items():

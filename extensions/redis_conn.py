@@ -238,6 +238,15 @@ def cluster_primaries(client: AnyRedis) -> int:
     return len(client.get_primaries()) if isinstance(client, RedisCluster) else 0
 
 
+async def map_slots(client: AnyAsyncRedis) -> AnyAsyncRedis:
+    """Load a cluster client's slot map before any concurrent use. redis-py (8.1) maps
+    the slots lazily, and concurrent first commands race: MOVED replies, connections
+    closed under each other, and retries that can run a frontier script twice."""
+    if isinstance(client, AsyncRedisCluster):
+        await client.initialize()
+    return client
+
+
 def async_twin(client: AnyRedis) -> AnyAsyncRedis:
     """A redis.asyncio client on the same server or cluster as a sync one."""
     if isinstance(client, RedisCluster):

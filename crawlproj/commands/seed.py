@@ -21,7 +21,7 @@ from extensions.frontier.admission import Admission, Rejected, url_filter_from_s
 from extensions.frontier.core import AdmitItem
 from extensions.frontier.settings import frontier_config
 from extensions.frontier.sharded import open_frontier
-from extensions.redis_conn import async_twin
+from extensions.redis_conn import async_twin, map_slots
 from extensions.urls import Canonicalizer
 
 if TYPE_CHECKING:
@@ -93,7 +93,7 @@ class Command(OperatorCommand):
         self, client: AnyRedis, keys: ShardedKeys, items: list[AdmitItem]
     ) -> dict[str, int]:
         assert self.settings is not None
-        async_client = async_twin(client)
+        async_client = await map_slots(async_twin(client))
         try:
             frontier = open_frontier(async_client, keys, frontier_config(self.settings))
             reply = await frontier.admit(items) if items else None

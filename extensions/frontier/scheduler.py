@@ -31,7 +31,12 @@ from extensions.frontier.records import RecordError, decode_request
 from extensions.frontier.robots_gate import RobotsGate
 from extensions.frontier.settings import frontier_config, scheduler_settings
 from extensions.frontier.sharded import ShardedFrontier, crawl_shards, open_frontier
-from extensions.redis_conn import RedisUnavailable, data_dir_from_settings, redis_lifecycle
+from extensions.redis_conn import (
+    RedisUnavailable,
+    data_dir_from_settings,
+    map_slots,
+    redis_lifecycle,
+)
 from extensions.robots import RobotsPolicy
 from extensions.robots_cache import RobotsCache, origin_of, robots_url
 from extensions.seen import UrlSeen
@@ -120,9 +125,9 @@ class FrontierScheduler:
         crawl = self.opts.crawl_name or spider.name
         lifecycle = redis_lifecycle(self.crawler)
         try:
-            client = lifecycle.async_client()
+            client = await map_slots(lifecycle.async_client())
             shards = crawl_shards(lifecycle.client, crawl, self.opts.shards)
-        except RedisUnavailable as exc:
+        except (RedisUnavailable, RedisError) as exc:
             logger.error("%s", exc)
             raise CloseSpider("redis_unavailable") from None
         except ValueError as exc:
