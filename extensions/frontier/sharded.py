@@ -209,6 +209,8 @@ def combine_extras(extras: list[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for extra in extras:
         for name, value in extra.items():
+            if isinstance(value, dict | list) and not value:
+                continue  # cjson encodes every empty table as {}, lists included
             if isinstance(value, dict):
                 into = out.setdefault(name, {})
                 for k, v in value.items():

@@ -40,7 +40,8 @@ def test_crawl_on_a_cluster_spreads_the_frontier_and_stays_polite(
         requests = web.requests()
     assert result.returncode == 0, result.log[-3000:]
     assert "(12 shard(s))" in result.log  # auto: 4 x 3 masters
-    assert set(web.pages) <= {r["url"] for r in requests if r["status"] == 200}
+    fetched = {r["url"] for r in requests if r["status"] == 200}
+    assert set(web.pages) <= fetched, result.log[-6000:]
     paths = Counter((r["host"], r["path"]) for r in requests)
     assert not [p for p, n in paths.items() if n > 1], "a URL was fetched twice"
     max_inflight, short_gaps = per_ip_violations(requests, DELAY)

@@ -14,7 +14,7 @@ from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 
 from extensions.frontier.core import AdmitItem, DownloadEvent, FrontierConfig
 from extensions.frontier.keys import ShardedKeys
-from extensions.frontier.sharded import ShardedFrontier, crawl_shards, digest
+from extensions.frontier.sharded import ShardedFrontier, combine_extras, crawl_shards, digest
 from extensions.redis_conn import connect_url, map_slots
 from tests.integration.redis_cluster import LocalCluster
 from tests.unit.test_frontier_sim import VirtualClock, simulate
@@ -213,3 +213,8 @@ def test_sharded_throughput_matches_the_politeness_ceiling(backend) -> None:
 
     pages_per_s = asyncio.run(go())
     assert pages_per_s == pytest.approx(20 / (0.2 + DELAY_S), rel=0.05)
+
+
+def test_extras_combine_although_cjson_encodes_empty_lists_as_objects() -> None:
+    extras = [{"parked": {}, "refused": {}}, {"parked": ["a.test"], "refused": {"x": 1}, "n": 2}]
+    assert combine_extras(extras) == {"parked": ["a.test"], "refused": {"x": 1}, "n": 2}
