@@ -72,7 +72,12 @@ def test_two_workers_share_a_cluster_frontier(cluster: LocalCluster, tmp_path: P
     assert (max_inflight, short_gaps) == (1, [])
 
 
-def test_pause_and_resume_reach_every_shard(cluster: LocalCluster) -> None:
+def test_operator_verbs_reach_every_shard(cluster: LocalCluster) -> None:
+    seeded = verb("seed", "http://later.test/a", "http://later.test/b", redis_url=cluster.url)
+    assert seeded.returncode == 0 and "seeded 2 URL(s)" in seeded.stdout, seeded.stderr
+    status = json.loads(verb("status", "--json", "--sample", "0", redis_url=cluster.url).stdout)
+    assert (status["queued"], status["hosts_waiting_for_dns"]) == (2, 1)  # parked by host
+    cluster.flush()
     assert verb("pause", redis_url=cluster.url).returncode == 0
     paused = frontier_keys_per_master(cluster)
     assert sum(paused) == 12 and all(paused)  # one paused key per shard, on every master
