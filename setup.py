@@ -10,7 +10,10 @@ setup(
     name="crawlproj",
     version="0.1.0",
     packages=find_packages(include=["crawlproj*", "extensions*"]),
-    package_data={"extensions.frontier": ["lua/*.lua"], "extensions": ["neardup_lua/*.lua"]},
+    package_data={
+        "extensions.frontier": ["lua/*.lua"],
+        "extensions": ["neardup_lua/*.lua", "recrawl_lua/*.lua"],
+    },
     include_package_data=True,
     entry_points={"scrapy": ["settings = crawlproj.settings"]},
     python_requires=">=3.11",

@@ -21,8 +21,10 @@ from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
 from extensions.dns import parse_hosts_map
-from extensions.frontier.keys import FrontierKeys
+from extensions.frontier.keys import ShardedKeys
+from extensions.frontier.sharded import crawl_shards
 from extensions.redis_conn import (
+    AnyRedis,
     EmbeddedRedis,
     RedisUnavailable,
     connect_url,
@@ -49,7 +51,8 @@ class OperatorCommand(ScrapyCommand):
         crawl = opts.crawl or self.settings.get("FRONTIER_CRAWL_NAME") or "web"
         try:
             with crawl_redis(self.settings) as client:
-                result = self.act(client, FrontierKeys(crawl), args, opts)
+                shards = crawl_shards(client, crawl, self.settings.getint("FRONTIER_SHARDS", 0))
+                result = self.act(client, ShardedKeys(crawl, shards), args, opts)
         except (OperatorError, RedisUnavailable, ValueError) as exc:
             print(f"crawlproj: {exc}", file=sys.stderr)
             self.exitcode = 2
@@ -61,7 +64,7 @@ class OperatorCommand(ScrapyCommand):
         emit(result, opts.json)
 
     def act(
-        self, client: redis.Redis, keys: FrontierKeys, args: list[str], opts: argparse.Namespace
+        self, client: AnyRedis, keys: ShardedKeys, args: list[str], opts: argparse.Namespace
     ) -> dict[str, Any]:
         raise NotImplementedError
 
@@ -78,7 +81,7 @@ def emit(result: dict[str, Any], as_json: bool) -> None:
 
 
 @contextlib.contextmanager
-def crawl_redis(settings: Any) -> Iterator[redis.Redis]:
+def crawl_redis(settings: Any) -> Iterator[AnyRedis]:
     """The crawl's Redis: REDIS_URL, the running crawl's embedded server, or one
     started here on the same data folder for as long as the command runs."""
     if settings.get("REDIS_URL"):
@@ -105,7 +108,7 @@ def crawl_redis(settings: Any) -> Iterator[redis.Redis]:
         server.stop()
 
 
-def ip_of(client: redis.Redis, keys: FrontierKeys, settings: Any, target: str) -> str:
+def ip_of(client: AnyRedis, keys: ShardedKeys, settings: Any, target: str) -> str:
     """The IP a host name or IP stands for: DNS_HOSTS_MAP, else the crawl's DNS cache."""
     with contextlib.suppress(ValueError):
         return str(ipaddress.ip_address(target.strip("[]")))
@@ -113,7 +116,7 @@ def ip_of(client: redis.Redis, keys: FrontierKeys, settings: Any, target: str) -
     pinned = parse_hosts_map(settings.get("DNS_HOSTS_MAP")).get(host)
     if pinned:
         return pinned
-    cached = client.get(keys.dns(host))
+    cached = client.get(keys.crawl_keys.dns(host))
     if cached and cached.decode().startswith("ok "):
         return cached.decode().split(" ")[1]
     raise OperatorError(

@@ -19,7 +19,7 @@ COMMANDS_MODULE = "crawlproj.commands"
 USER_AGENT = "crawlproj/0.1 (+https://github.com/crawlproj/crawlproj)"
 
 # --- Redis (shared crawl state) ----------------------------------------------------
-# redis://host:port/db of a shared Redis; empty = start an embedded redis-server.
+# redis://host:port/db of a shared Redis, or of any Redis Cluster node; empty = embedded.
 REDIS_URL = ""
 # Folder for the embedded Redis (AOF) and other local crawl state; relative to the project.
 CRAWL_DATA_DIR = ".crawl"
@@ -65,6 +65,8 @@ FRONTIER_DNS_RETRIES = 3
 FRONTIER_DNS_RETRY_DELAY = 5.0
 # Consecutive Redis errors before the crawl closes with reason redis_unavailable.
 FRONTIER_MAX_REDIS_FAILURES = 10
+# Frontier shards (hash tags); 0 = 1 on one Redis, 4 x masters on a cluster; fixed per crawl.
+FRONTIER_SHARDS = 0
 
 DOWNLOADER_MIDDLEWARES = {
     # Innermost: reports each fetch's end, status and Retry-After to the frontier.

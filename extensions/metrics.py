@@ -47,7 +47,7 @@ from twisted.web.server import Site
 
 from extensions.fetch_gaps import GapTracker, request_ip
 from extensions.metrics_stats import StatsView
-from extensions.redis_conn import redis_lifecycle
+from extensions.redis_conn import map_slots, redis_lifecycle
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
@@ -248,17 +248,21 @@ class CrawlMetrics:
         if frontier is None or self.config.redis_interval <= 0:
             self.stats.set_value("metrics/redis_counters", "off")
             return
-        key = frontier.keys.key("stats")
-        self._redis_task = asyncio.get_event_loop().create_task(self._redis_loop(key))
+        keys = frontier.keys.stats_keys()  # one per frontier shard
+        self._redis_task = asyncio.get_event_loop().create_task(self._redis_loop(keys))
 
-    async def _redis_loop(self, key: str) -> None:
+    async def _redis_loop(self, keys: list[str]) -> None:
         # Its own client: the scheduler closes its client before spider_closed.
         client = redis_lifecycle(self.crawler).async_client()
         try:
             while True:
                 try:
-                    raw = await client.hgetall(key)
-                    self.crawl_counters = {k.decode(): int(v) for k, v in raw.items()}
+                    await map_slots(client)  # a no-op once mapped
+                    counters: dict[str, int] = {}
+                    for key in keys:
+                        for name, value in (await client.hgetall(key)).items():
+                            counters[name.decode()] = counters.get(name.decode(), 0) + int(value)
+                    self.crawl_counters = counters
                     self.stats.inc_value("metrics/redis_reads")
                 except (RedisError, OSError, ValueError) as exc:
                     self.stats.inc_value("metrics/redis_errors")

@@ -19,7 +19,7 @@ import weakref
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from pathlib import Path
+from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
@@ -39,11 +39,9 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
 
-LUA_DIR = Path(__file__).with_name("recrawl_lua")
-
-
 def lua(name: str) -> str:
-    return (LUA_DIR / f"{name}.lua").read_text(encoding="utf-8")
+    """A script of recrawl_lua/ (importlib.resources: works from a scrapyd egg too)."""
+    return resources.files("extensions").joinpath("recrawl_lua", f"{name}.lua").read_text()
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,10 @@ persistence under CRAWL_DATA_DIR, so a second crawl on the same folder resumes w
 the first stopped. The embedded server dies with the process that started it
 (PR_SET_PDEATHSIG), so a killed crawl never leaves an orphan server behind; AOF
 (fsync every second) keeps what it had.
+
+A REDIS_URL may name any node of a Redis Cluster: `INFO cluster` says so
+(cluster_enabled:1), and every client is then a cluster client (redis-py's
+RedisCluster), which routes each command and script by its keys' slot.
 """
 
 from __future__ import annotations
@@ -28,7 +32,9 @@ from typing import TYPE_CHECKING, Any
 
 import redis
 import redis.asyncio as aioredis
+from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from redis.backoff import NoBackoff
+from redis.cluster import RedisCluster
 from redis.retry import Retry
 from scrapy import signals
 from scrapy.utils.conf import closest_scrapy_cfg
@@ -40,6 +46,10 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 _PR_SET_PDEATHSIG = 1
+
+# A client of either kind: the code calls only commands both have.
+AnyRedis = redis.Redis | RedisCluster
+AnyAsyncRedis = aioredis.Redis | AsyncRedisCluster
 
 
 class RedisUnavailable(RuntimeError):
@@ -81,13 +91,13 @@ def find_redis_server(configured: str = "") -> str:
     )
 
 
-def _free_loopback_port() -> int:
+def free_loopback_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     # Runs in the child between fork and exec: ask the kernel to SIGTERM redis-server
     # when the crawl process goes away, however it goes away (SIGKILL included).
     libc = ctypes.CDLL(None, use_errno=True)
@@ -116,12 +126,12 @@ class EmbeddedRedis:
             # AOF would corrupt it.
             fcntl.flock(lock, fcntl.LOCK_EX)
             self._refuse_if_running(redis_dir)
-            self.port = _free_loopback_port()
+            self.port = free_loopback_port()
             self.process = subprocess.Popen(
                 self._command(redis_dir),
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
-                preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+                preexec_fn=die_with_parent if sys.platform == "linux" else None,
             )
             self._wait_ready(redis_dir)
             (redis_dir / "server.port").write_text(str(self.port))
@@ -199,18 +209,54 @@ class EmbeddedRedis:
         logger.info("Embedded Redis stopped")
 
 
-def connect_url(url: str) -> redis.Redis:
-    """A client for REDIS_URL, checked with PING (fail fast, one-line reason)."""
+def connect_url(url: str) -> AnyRedis:
+    """A client for REDIS_URL, checked with PING (fail fast, one-line reason); a cluster
+    client when the node it names is part of a Redis Cluster."""
     try:
         client = redis.Redis.from_url(url, socket_connect_timeout=5, health_check_interval=30)
         client.ping()
+        if not is_cluster_node(client):
+            return client
+        client.close()
+        cluster = RedisCluster.from_url(url, socket_connect_timeout=5)
+        cluster.ping()
+        return cluster
     except (redis.RedisError, ValueError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise RedisUnavailable(
             f"REDIS_URL {url} is unreachable ({reason}); start Redis there "
             f"or unset REDIS_URL to use the embedded one"
         ) from None
+
+
+def is_cluster_node(client: redis.Redis) -> bool:
+    return bool(client.info("cluster").get("cluster_enabled"))
+
+
+def cluster_primaries(client: AnyRedis) -> int:
+    """Masters of a Redis Cluster; 0 for a single Redis."""
+    return len(client.get_primaries()) if isinstance(client, RedisCluster) else 0
+
+
+async def map_slots(client: AnyAsyncRedis) -> AnyAsyncRedis:
+    """Load a cluster client's slot map before any concurrent use. redis-py (8.1) maps
+    the slots lazily, and concurrent first commands race: MOVED replies, connections
+    closed under each other, and retries that can run a frontier script twice."""
+    if isinstance(client, AsyncRedisCluster):
+        await client.initialize()
     return client
+
+
+def async_twin(client: AnyRedis) -> AnyAsyncRedis:
+    """A redis.asyncio client on the same server or cluster as a sync one."""
+    if isinstance(client, RedisCluster):
+        node = client.get_default_node()
+        kwargs = client.nodes_manager.connection_kwargs
+        auth = {k: kwargs[k] for k in ("username", "password") if kwargs.get(k)}
+        return AsyncRedisCluster(host=node.host, port=node.port, **auth)
+    kwargs = client.connection_pool.connection_kwargs
+    keep = ("host", "port", "db", "username", "password")
+    return aioredis.Redis(**{k: kwargs[k] for k in keep if k in kwargs})
 
 
 class RedisLifecycle:
@@ -226,7 +272,7 @@ class RedisLifecycle:
                 binary=find_redis_server(settings.get("REDIS_SERVER_BIN") or ""),
                 start_timeout=settings.getfloat("REDIS_START_TIMEOUT", 10.0),
             )
-        self._client: redis.Redis | None = None
+        self._client: AnyRedis | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RedisLifecycle:
@@ -240,7 +286,7 @@ class RedisLifecycle:
         self.client  # noqa: B018  (connects or raises RedisUnavailable)
 
     @property
-    def client(self) -> redis.Redis:
+    def client(self) -> AnyRedis:
         if self._client is None:
             if self.embedded is not None:
                 self.embedded.start()
@@ -255,8 +301,10 @@ class RedisLifecycle:
         self.client  # noqa: B018  (connects or starts the embedded server)
         return self.embedded.url if self.embedded is not None else self.url
 
-    def async_client(self) -> aioredis.Redis:
-        """A redis.asyncio client on the same server, for work on the reactor loop."""
+    def async_client(self) -> AnyAsyncRedis:
+        """A redis.asyncio client on the same server (or cluster), for the reactor loop."""
+        if isinstance(self.client, RedisCluster):
+            return AsyncRedisCluster.from_url(self.url_in_use, socket_connect_timeout=5)
         return aioredis.Redis.from_url(self.url_in_use, socket_connect_timeout=5)
 
     def close(self) -> None:
@@ -281,6 +329,6 @@ def redis_lifecycle(crawler: Crawler) -> RedisLifecycle:
     return lifecycle
 
 
-def redis_for(crawler: Crawler) -> redis.Redis:
+def redis_for(crawler: Crawler) -> AnyRedis:
     """The crawl's Redis client (starting the embedded server on first use)."""
     return redis_lifecycle(crawler).client

@@ -15,9 +15,8 @@ from extensions.url_filters import compile_block_rules
 if TYPE_CHECKING:
     import argparse
 
-    import redis
-
-    from extensions.frontier.keys import FrontierKeys
+    from extensions.frontier.keys import ShardedKeys
+    from extensions.redis_conn import AnyRedis
 
 
 class Command(OperatorCommand):
@@ -28,9 +27,10 @@ class Command(OperatorCommand):
         return "Block hosts or URL patterns in the running crawl"
 
     def act(
-        self, client: redis.Redis, keys: FrontierKeys, args: list[str], opts: argparse.Namespace
+        self, client: AnyRedis, keys: ShardedKeys, args: list[str], opts: argparse.Namespace
     ) -> dict[str, Any]:
         need(args, "RULE (host:H, re:REGEX or a glob)")
         compile_block_rules(args)  # ValueError names the bad rule
-        added = client.sadd(keys.blocklist, *args)
-        return {"message": f"blocked {added} new rule(s)", "rules": client.scard(keys.blocklist)}
+        blocklist = keys.crawl_keys.blocklist
+        added = client.sadd(blocklist, *args)
+        return {"message": f"blocked {added} new rule(s)", "rules": client.scard(blocklist)}

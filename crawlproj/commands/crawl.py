@@ -20,8 +20,8 @@ from crawlproj.seeds import SeedError, read_seed_arg
 from extensions.dns_cache import DnsSettings
 from extensions.frontier.admission import url_filter_from_settings
 from extensions.frontier.settings import frontier_config, scheduler_settings
-from extensions.recrawl import RecrawlConfig
 from extensions.pagestore import StoreUnavailable
+from extensions.recrawl import RecrawlConfig
 from extensions.redis_conn import RedisUnavailable, connect_url
 from extensions.seen import SeenConfig
 from extensions.url_filters import compile_block_rules

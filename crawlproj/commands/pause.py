@@ -14,9 +14,8 @@ from crawlproj.operator import OperatorCommand, ip_of
 if TYPE_CHECKING:
     import argparse
 
-    import redis
-
-    from extensions.frontier.keys import FrontierKeys
+    from extensions.frontier.keys import ShardedKeys
+    from extensions.redis_conn import AnyRedis
 
 
 class Command(OperatorCommand):
@@ -27,12 +26,13 @@ class Command(OperatorCommand):
         return "Pause the whole crawl, or one host/IP"
 
     def act(
-        self, client: redis.Redis, keys: FrontierKeys, args: list[str], opts: argparse.Namespace
+        self, client: AnyRedis, keys: ShardedKeys, args: list[str], opts: argparse.Namespace
     ) -> dict[str, Any]:
         if not args:
-            client.set(keys.key("paused"), 1)
+            for shard in keys.all():  # one key per shard: each lease script reads its own
+                client.set(shard.key("paused"), 1)
             return {"message": "crawl paused (scrapy resume to continue)"}
         assert self.settings is not None
         ip = ip_of(client, keys, self.settings, args[0])
-        client.hset(keys.key("paused_ips"), ip, args[0])
+        client.hset(keys.for_ip(ip).key("paused_ips"), ip, args[0])
         return {"message": f"paused {args[0]} (IP {ip})", "ip": ip}

@@ -26,9 +26,8 @@ from extensions.url_filters import host_of
 if TYPE_CHECKING:
     import argparse
 
-    import redis
-
-    from extensions.frontier.keys import FrontierKeys
+    from extensions.frontier.keys import FrontierKeys, ShardedKeys
+    from extensions.redis_conn import AnyRedis
 
 BATCH = 500
 
@@ -47,8 +46,9 @@ class Command(OperatorCommand):
         parser.add_argument("--pattern", default=None, help="URL glob, or re:REGEX")
 
     def act(
-        self, client: redis.Redis, keys: FrontierKeys, args: list[str], opts: argparse.Namespace
+        self, client: AnyRedis, sharded: ShardedKeys, args: list[str], opts: argparse.Namespace
     ) -> dict[str, Any]:
+        keys = sharded.crawl_keys  # re-crawl state is crawl-wide (not sharded by IP)
         chosen = [name for name in ("all", "host", "pattern") if getattr(opts, name)]
         if args or len(chosen) != 1:
             raise UsageError(
@@ -101,7 +101,7 @@ def url_matcher(host: str | None, pattern: str | None) -> Callable[[str], bool]:
     return lambda url: True
 
 
-def _stored_batches(client: redis.Redis, keys: FrontierKeys) -> Iterator[list[tuple[str, str]]]:
+def _stored_batches(client: AnyRedis, keys: FrontierKeys) -> Iterator[list[tuple[str, str]]]:
     """(fp, url) of every stored URL, BATCH at a time (ZSCAN: no long Redis call)."""
     fps: list[str] = []
     for member, _score in client.zscan_iter(keys.recrawl_due, count=BATCH):
@@ -113,7 +113,7 @@ def _stored_batches(client: redis.Redis, keys: FrontierKeys) -> Iterator[list[tu
         yield _with_urls(client, keys, fps)
 
 
-def _with_urls(client: redis.Redis, keys: FrontierKeys, fps: list[str]) -> list[tuple[str, str]]:
+def _with_urls(client: AnyRedis, keys: FrontierKeys, fps: list[str]) -> list[tuple[str, str]]:
     pipe = client.pipeline(transaction=False)
     for fp in fps:
         pipe.hget(keys.doc(fp), "u")

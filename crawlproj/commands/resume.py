@@ -9,9 +9,8 @@ from crawlproj.operator import OperatorCommand, OperatorError, ip_of
 if TYPE_CHECKING:
     import argparse
 
-    import redis
-
-    from extensions.frontier.keys import FrontierKeys
+    from extensions.frontier.keys import ShardedKeys
+    from extensions.redis_conn import AnyRedis
 
 
 class Command(OperatorCommand):
@@ -22,14 +21,15 @@ class Command(OperatorCommand):
         return "Resume the whole crawl, or one paused host/IP"
 
     def act(
-        self, client: redis.Redis, keys: FrontierKeys, args: list[str], opts: argparse.Namespace
+        self, client: AnyRedis, keys: ShardedKeys, args: list[str], opts: argparse.Namespace
     ) -> dict[str, Any]:
         if not args:
-            if not client.delete(keys.key("paused")):
+            # One DEL per shard: the keys are in different slots on a cluster.
+            if not sum(client.delete(shard.key("paused")) for shard in keys.all()):
                 raise OperatorError("the crawl is not paused")
             return {"message": "crawl resumed"}
         assert self.settings is not None
         ip = ip_of(client, keys, self.settings, args[0])
-        if not client.hdel(keys.key("paused_ips"), ip):
+        if not client.hdel(keys.for_ip(ip).key("paused_ips"), ip):
             raise OperatorError(f"{args[0]} (IP {ip}) is not paused")
         return {"message": f"resumed {args[0]} (IP {ip})", "ip": ip}

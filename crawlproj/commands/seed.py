@@ -11,7 +11,6 @@ import asyncio
 import sys
 from typing import TYPE_CHECKING, Any
 
-import redis.asyncio as aioredis
 from scrapy import Request
 from scrapy.exceptions import UsageError
 
@@ -19,16 +18,17 @@ from crawlproj.operator import OperatorCommand, OperatorError
 from crawlproj.seeds import SeedError, read_seed_arg
 from extensions.dns_cache import DnsSettings, HostResolver
 from extensions.frontier.admission import Admission, Rejected, url_filter_from_settings
-from extensions.frontier.core import AdmitItem, Frontier
+from extensions.frontier.core import AdmitItem
 from extensions.frontier.settings import frontier_config
+from extensions.frontier.sharded import open_frontier
+from extensions.redis_conn import async_twin, map_slots
 from extensions.urls import Canonicalizer
 
 if TYPE_CHECKING:
     import argparse
 
-    import redis
-
-    from extensions.frontier.keys import FrontierKeys
+    from extensions.frontier.keys import ShardedKeys
+    from extensions.redis_conn import AnyRedis
 
 
 class Command(OperatorCommand):
@@ -44,7 +44,7 @@ class Command(OperatorCommand):
         parser.add_argument("--priority", type=int, default=1, help="front queue (0 = first)")
 
     def act(
-        self, client: redis.Redis, keys: FrontierKeys, args: list[str], opts: argparse.Namespace
+        self, client: AnyRedis, keys: ShardedKeys, args: list[str], opts: argparse.Namespace
     ) -> dict[str, Any]:
         assert self.settings is not None
         if not args and not opts.file:
@@ -90,15 +90,12 @@ class Command(OperatorCommand):
         return items, rejected
 
     async def _admit(
-        self, client: redis.Redis, keys: FrontierKeys, items: list[AdmitItem]
+        self, client: AnyRedis, keys: ShardedKeys, items: list[AdmitItem]
     ) -> dict[str, int]:
         assert self.settings is not None
-        kwargs = client.connection_pool.connection_kwargs
-        async_client = aioredis.Redis(
-            **{k: kwargs[k] for k in ("host", "port", "db", "username", "password") if k in kwargs}
-        )
+        async_client = await map_slots(async_twin(client))
         try:
-            frontier = Frontier(async_client, keys, frontier_config(self.settings))
+            frontier = open_frontier(async_client, keys, frontier_config(self.settings))
             reply = await frontier.admit(items) if items else None
         finally:
             await async_client.aclose()

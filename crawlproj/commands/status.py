@@ -19,10 +19,10 @@ from extensions.robots import RobotsVerdict
 
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Callable
 
-    import redis
-
-    from extensions.frontier.keys import FrontierKeys
+    from extensions.frontier.keys import FrontierKeys, ShardedKeys
+    from extensions.redis_conn import AnyRedis
 
 # Back queues sampled for the oldest-URL estimate (reading every head would be O(IPs)).
 _SAMPLED_BACK_QUEUES = 200
@@ -32,8 +32,17 @@ def _bucket_order(bucket: str) -> float:
     return {NEW_BUCKET: -2.0, ZERO_BUCKET: -1.0}.get(bucket) or bucket_rate(bucket)
 
 
-def _num(value: bytes | None) -> float:
-    return float(value) if value is not None else 0.0
+def _decoded(raw: dict[bytes, bytes]) -> dict[str, str]:
+    return {k.decode(): v.decode() for k, v in raw.items()}
+
+
+def _sum_hashes(client: AnyRedis, keys: list[str]) -> dict[str, int]:
+    """Counters kept per shard, summed."""
+    totals: dict[str, int] = {}
+    for key in keys:
+        for name, value in _decoded(client.hgetall(key)).items():
+            totals[name] = totals.get(name, 0) + int(value)
+    return totals
 
 
 class Command(OperatorCommand):
@@ -49,44 +58,51 @@ class Command(OperatorCommand):
         parser.add_argument("--sample", type=float, default=1.0, help="seconds to measure pages/s")
 
     def act(
-        self, client: redis.Redis, keys: FrontierKeys, args: list[str], opts: argparse.Namespace
+        self, client: AnyRedis, keys: ShardedKeys, args: list[str], opts: argparse.Namespace
     ) -> dict[str, Any]:
         if opts.host:
             return self._host(client, keys, opts.host)
         return self._overall(client, keys, max(0.0, opts.sample))
 
-    def _overall(self, client: redis.Redis, keys: FrontierKeys, sample: float) -> dict[str, Any]:
+    def _overall(self, client: AnyRedis, keys: ShardedKeys, sample: float) -> dict[str, Any]:
         assert self.settings is not None
         priorities = frontier_config(self.settings).priorities
-        before = _num(client.hget(keys.key("stats"), "acked"))
+        shards = keys.all()  # one read per shard: on a cluster they sit in different slots
+        before = _sum_hashes(client, keys.stats_keys()).get("acked", 0)
         time.sleep(sample)
-        stats = {k.decode(): int(v) for k, v in client.hgetall(keys.key("stats")).items()}
+        stats = _sum_hashes(client, keys.stats_keys())
         now = time.time()
-        front = [client.llen(keys.front_queue(p)) for p in range(priorities)]
+        front = [sum(client.llen(s.front_queue(p)) for s in shards) for p in range(priorities)]
+        paused_ips = {}
+        for shard in shards:
+            paused_ips.update(_decoded(client.hgetall(shard.key("paused_ips"))))
+
+        def total(read: Callable[[FrontierKeys], int]) -> int:
+            return sum(read(shard) for shard in shards)
+
         return {
             "crawl": keys.crawl,
-            "paused": bool(client.exists(keys.key("paused"))),
-            "paused_ips": {
-                k.decode(): v.decode() for k, v in client.hgetall(keys.key("paused_ips")).items()
-            },
+            "shards": keys.count,
+            "paused": any(client.exists(shard.key("paused")) for shard in shards),
+            "paused_ips": paused_ips,
             "queued": stats.get("queued", 0),
             "queued_by_priority": {f"front_{p}": n for p, n in enumerate(front)},
             "queued_in_back_queues": stats.get("queued", 0) - sum(front),
-            "ips_with_back_queue": client.scard(keys.key("active")),
-            "ips_ready": client.zcount(keys.key("ready"), "-inf", now),
-            "ips_waiting": client.zcount(keys.key("ready"), f"({now}", "+inf"),
-            "leases": client.zcard(keys.key("leases")),
-            "hosts_waiting_for_dns": client.zcard(keys.key("pending_hosts")),
+            "ips_with_back_queue": total(lambda s: client.scard(s.key("active"))),
+            "ips_ready": total(lambda s: client.zcount(s.key("ready"), "-inf", now)),
+            "ips_waiting": total(lambda s: client.zcount(s.key("ready"), f"({now}", "+inf")),
+            "leases": total(lambda s: client.zcard(s.key("leases"))),
+            "hosts_waiting_for_dns": total(lambda s: client.zcard(s.key("pending_hosts"))),
             "oldest_queued_age_s": self._oldest_age(client, keys, priorities, now),
             "pages_per_s": round((stats.get("acked", 0) - before) / sample, 2) if sample else None,
-            "blocklist_rules": client.scard(keys.blocklist),
-            "recrawl": self._recrawl(client, keys, stats, now),
+            "blocklist_rules": client.scard(keys.crawl_keys.blocklist),
+            "recrawl": self._recrawl(client, keys.crawl_keys, stats, now),
             "counters": stats,
         }
 
     @staticmethod
     def _recrawl(
-        client: redis.Redis, keys: FrontierKeys, stats: dict[str, int], now: float
+        client: AnyRedis, keys: FrontierKeys, stats: dict[str, int], now: float
     ) -> dict[str, Any]:
         """Stored URLs under re-crawl, how many are due, and the change-rate histogram
         (changes per day at each bucket's middle -> URLs)."""
@@ -102,24 +118,29 @@ class Command(OperatorCommand):
             "urls_by_change_rate": by_rate,
         }
 
+    @staticmethod
     def _oldest_age(
-        self, client: redis.Redis, keys: FrontierKeys, priorities: int, now: float
+        client: AnyRedis, keys: ShardedKeys, priorities: int, now: float
     ) -> float | None:
-        heads = [client.lindex(keys.front_queue(p), 0) for p in range(priorities)]
-        heads = [h.split(b"|", 1)[1] for h in heads if h]
-        for ip in client.srandmember(keys.key("active"), _SAMPLED_BACK_QUEUES) or []:
-            head = client.lindex(keys.back_queue(ip.decode()), 0)
-            if head:
-                heads.append(head)
+        heads = []
+        sampled = max(1, _SAMPLED_BACK_QUEUES // keys.count)
+        for shard in keys.all():
+            fronts = [client.lindex(shard.front_queue(p), 0) for p in range(priorities)]
+            heads += [h.split(b"|", 1)[1] for h in fronts if h]
+            for ip in client.srandmember(shard.key("active"), sampled) or []:
+                head = client.lindex(shard.back_queue(ip.decode()), 0)
+                if head:
+                    heads.append(head)
         times = [json.loads(h).get("t") for h in heads]
         times = [t for t in times if t]
         return round(now - min(times), 1) if times else None
 
-    def _host(self, client: redis.Redis, keys: FrontierKeys, target: str) -> dict[str, Any]:
+    def _host(self, client: AnyRedis, keys: ShardedKeys, target: str) -> dict[str, Any]:
         assert self.settings is not None
         ip = ip_of(client, keys, self.settings, target)
         host = target.lower()
-        state = {k.decode(): v.decode() for k, v in client.hgetall(keys.ip_state(ip)).items()}
+        shard = keys.for_ip(ip)
+        state = _decoded(client.hgetall(shard.ip_state(ip)))
         counts = self._host_counts(client, keys, host)
         delay_sources = {
             "configured": frontier_config(self.settings).delay,
@@ -128,32 +149,39 @@ class Command(OperatorCommand):
         return {
             "host": host,
             "ip": ip,
-            "queued_in_back_queue": client.llen(keys.back_queue(ip)),
-            "has_back_queue": bool(client.sismember(keys.key("active"), ip)),
-            "next_fetch_at": client.zscore(keys.key("ready"), ip),
+            "queued_in_back_queue": client.llen(shard.back_queue(ip)),
+            "has_back_queue": bool(client.sismember(shard.key("active"), ip)),
+            "next_fetch_at": client.zscore(shard.key("ready"), ip),
             "in_flight": int(state.get("inflight", 0)),
             "delay_s": max(delay_sources.values()),
             "delay_sources": delay_sources,
             "last_fetch_end": float(state["last_end"]) if "last_end" in state else None,
             "blocked_until": float(state["blocked_until"]) if "blocked_until" in state else None,
-            "paused": bool(client.hexists(keys.key("paused_ips"), ip)),
+            "paused": bool(client.hexists(shard.key("paused_ips"), ip)),
             "fetched": counts.pop("fetched", 0),
             "outcomes": counts,
             "robots": self._robots(client, keys, host),
         }
 
     @staticmethod
-    def _host_counts(client: redis.Redis, keys: FrontierKeys, host: str) -> dict[str, Any]:
+    def _host_counts(client: AnyRedis, keys: ShardedKeys, host: str) -> dict[str, Any]:
+        # Written in the shard of the host's IP; summed over all in case the IP changed.
         counts: dict[str, Any] = {}
-        for field, value in client.hscan_iter(keys.key("host_stats"), match=f"{host}|*"):
-            name = field.decode().split("|", 1)[1]
-            counts[name] = float(value) if name == "last_fetch" else int(value)
+        for shard in keys.all():
+            for field, value in client.hscan_iter(shard.key("host_stats"), match=f"{host}|*"):
+                name = field.decode().split("|", 1)[1]
+                if name == "last_fetch":
+                    counts[name] = max(counts.get(name, 0.0), float(value))
+                else:
+                    counts[name] = counts.get(name, 0) + int(value)
         return counts
 
     @staticmethod
-    def _robots(client: redis.Redis, keys: FrontierKeys, host: str) -> dict[str, Any]:
+    def _robots(client: AnyRedis, keys: ShardedKeys, host: str) -> dict[str, Any]:
         verdicts = {}
-        for key in client.scan_iter(match=keys.robots(f"*://{host}*"), count=1000):
+        # On a cluster, scan_iter visits every master.
+        pattern = keys.crawl_keys.robots(f"*://{host}*")
+        for key in client.scan_iter(match=pattern, count=1000):
             origin = key.decode().split(":robots:", 1)[1]
             raw = client.get(key)
             if raw:

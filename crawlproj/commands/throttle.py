@@ -15,9 +15,8 @@ from crawlproj.operator import OperatorCommand, ip_of, need
 if TYPE_CHECKING:
     import argparse
 
-    import redis
-
-    from extensions.frontier.keys import FrontierKeys
+    from extensions.frontier.keys import ShardedKeys
+    from extensions.redis_conn import AnyRedis
 
 
 class Command(OperatorCommand):
@@ -35,13 +34,13 @@ class Command(OperatorCommand):
         group.add_argument("--clear", action="store_true", help="remove the override")
 
     def act(
-        self, client: redis.Redis, keys: FrontierKeys, args: list[str], opts: argparse.Namespace
+        self, client: AnyRedis, keys: ShardedKeys, args: list[str], opts: argparse.Namespace
     ) -> dict[str, Any]:
         need(args, "HOST or IP")
         assert self.settings is not None
         ip = ip_of(client, keys, self.settings, args[0])
         if opts.clear:
-            client.hdel(keys.ip_state(ip), "override")
+            client.hdel(keys.for_ip(ip).ip_state(ip), "override")
             return {"message": f"override cleared for {ip}", "ip": ip}
         if opts.delay is not None and opts.delay > 0:
             delay = opts.delay
@@ -49,5 +48,5 @@ class Command(OperatorCommand):
             delay = 1.0 / opts.rps  # the period between starts, counted end to start
         else:
             raise UsageError("give --delay or --rps (> 0), or --clear", print_help=False)
-        client.hset(keys.ip_state(ip), "override", delay)
+        client.hset(keys.for_ip(ip).ip_state(ip), "override", delay)
         return {"message": f"{ip} ({args[0]}) now waits >= {delay:g}s", "ip": ip, "delay": delay}

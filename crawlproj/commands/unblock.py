@@ -9,9 +9,8 @@ from crawlproj.operator import OperatorCommand, OperatorError, need
 if TYPE_CHECKING:
     import argparse
 
-    import redis
-
-    from extensions.frontier.keys import FrontierKeys
+    from extensions.frontier.keys import ShardedKeys
+    from extensions.redis_conn import AnyRedis
 
 
 class Command(OperatorCommand):
@@ -22,11 +21,12 @@ class Command(OperatorCommand):
         return "Remove block rules from the running crawl"
 
     def act(
-        self, client: redis.Redis, keys: FrontierKeys, args: list[str], opts: argparse.Namespace
+        self, client: AnyRedis, keys: ShardedKeys, args: list[str], opts: argparse.Namespace
     ) -> dict[str, Any]:
         need(args, "RULE")
-        removed = client.srem(keys.blocklist, *args)
+        blocklist = keys.crawl_keys.blocklist
+        removed = client.srem(blocklist, *args)
         if not removed:
-            rules = sorted(r.decode() for r in client.smembers(keys.blocklist))
+            rules = sorted(r.decode() for r in client.smembers(blocklist))
             raise OperatorError(f"no such rule; current rules: {rules or 'none'}")
-        return {"message": f"unblocked {removed} rule(s)", "rules": client.scard(keys.blocklist)}
+        return {"message": f"unblocked {removed} rule(s)", "rules": client.scard(blocklist)}

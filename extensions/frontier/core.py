@@ -201,6 +201,11 @@ class Frontier:
     ) -> FrontierReply:
         return await self._run("route_pending", host=host, ip=ip, retry_at=retry_at, drop=drop)
 
+    async def unpark(self, host: str, count: int, digest: str) -> FrontierReply:
+        """Drop the first `count` parked requests of `host` if their digest still
+        matches (sharded routing, see sharded.py)."""
+        return await self._run("unpark", host=host, count=count, digest=digest)
+
     async def set_ip_delay(self, ip: str, field_name: str, seconds: float | None) -> None:
         """Set (or clear with None) a delay source of one IP: crawl_delay or override."""
         if field_name not in ("crawl_delay", "override"):

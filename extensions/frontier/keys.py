@@ -1,11 +1,27 @@
 """Every Redis key of a crawl, in one place.
 
-All keys of one crawl share the hash tag `{<crawl>}` so that on Redis Cluster they
-live on one slot and every multi-key Lua step stays atomic. Per-IP and per-host
-families (back queues, politeness state, pending hosts) are given to the Lua
-scripts as prefixes: the script appends the IP or host.
+The frontier may be split into FRONTIER_SHARDS shards. Shard i of S > 1 has its own
+hash tag `{<crawl>:s<i>}`, so on Redis Cluster each shard is one slot and the shards
+spread over the masters; with S = 1 (a single Redis) the one shard uses the crawl's
+tag `{<crawl>}`, exactly the keys of an unsharded crawl. An IP belongs to shard
+crc32(ip) mod S: its back queue, politeness state and ready-heap entry sit in one
+slot, so every Lua step stays atomic. Per-IP and per-host families (back queues,
+politeness state, pending hosts) are given to the scripts as prefixes: the script
+appends the IP or host, and the key it builds lands in the script's slot only
+because the prefix carries the shard's hash tag.
 
-Keys (prefix P = "crawlproj:{<crawl>}"):
+URL-seen, the host budget and the pattern cap live in the shard of the URL's IP, not
+of the URL: the admit script then checks seen, charges the budget and queues the URL
+in one atomic step, with no window where a URL is marked seen but not queued. The
+price: a URL reached through two IPs (a host that moved) can be admitted once per
+shard, and budgets are counted per shard of the IP (a host has one IP, so exactly).
+Unresolved hosts park in shard crc32(host) mod S unchecked (see sharded.py).
+
+Crawl-wide keys (blocklist, DNS cache, robots cache, content hashes, near-duplicate
+index, re-crawl state, the shard count) keep the crawl's tag `{<crawl>}` in every mode: one slot,
+read by every worker. They are small next to the frontier (per host or per page).
+
+Frontier keys (prefix P = "crawlproj:{<crawl>}", or "crawlproj:{<crawl>:s<i>}"):
     P:front:<p>      list    front queue of priority p: "ip|record" not yet routed
     P:bq:<ip>        list    back queue of one resolved IP: records (discovery)
     P:rq:<ip>        list    the IP's re-crawl back queue: "R|record"; lease.lua takes
@@ -20,28 +36,34 @@ Keys (prefix P = "crawlproj:{<crawl>}"):
     P:lease_dl       hash    lease id -> 1 while its download is in flight
     P:lease_seq      string  lease id counter
     P:seen           set     8-byte fingerprints of admitted canonical URLs
-    P:pending:<host> list    "p|record" waiting for <host> to resolve
+    P:pending:<host> list    "p|record" waiting for <host> to resolve (sharded: "p|parked",
+                             parked = JSON {k: seen key, pt: pattern, r: record})
     P:pending_hosts  zset    host -> next resolution attempt
     P:stats          hash    counters: queued, admitted, duplicate, leased, lease_expired, ...
     P:host_pages     hash    host -> URLs admitted this crawl (FRONTIER_MAX_PAGES_PER_HOST)
     P:patterns       hash    trap pattern -> URLs admitted (URL_MAX_PER_PATTERN)
-    P:blocklist      set     operator block rules (host:..., re:..., globs)
     P:paused         string  set = the whole crawl is paused (kill switch)
     P:paused_ips     hash    ip -> the host/IP the operator paused (shared hosting pauses too)
     P:host_stats     hash    "<host>|<counter>" -> count: fetched, status_2xx.., timeout, error
-    P:dns:<host>     string  "ok|fail value fresh_until stale_until", shared DNS cache
-    P:robots:<origin> string robots.txt verdict JSON, expiring with the verdict
-    P:content_hashes hash    content hash (sha256 hex) -> URL of the first page with it
-    P:doc:<fp>       hash    re-crawl state of one stored URL (extensions/recrawl.py): u, at,
-                             etag, lm, ch, sh, ref, rate, obs, gone
-    P:recrawl_due    zset    fp -> next due time (a claimed fp: its claim's expiry)
-    P:recrawl_rates  hash    change-rate histogram bucket -> stored URLs (the policy input)
-    P:neardup:*      -       simhash index (extensions/neardup_index.py): :t<i> hash
+
+Crawl-wide keys (prefix G = "crawlproj:{<crawl>}"):
+    G:shards         string  the crawl's shard count, fixed when its frontier is created
+    G:blocklist      set     operator block rules (host:..., re:..., globs)
+    G:dns:<host>     string  "ok|fail value fresh_until stale_until", shared DNS cache
+    G:robots:<origin> string robots.txt verdict JSON, expiring with the verdict
+    G:content_hashes hash    content hash (sha256 hex) -> URL of the first page with it
+    G:doc:<fp>       hash    re-crawl state of one stored URL (extensions/recrawl.py): u, at,
+                             visits, etag, lm, ch, sh, ref, dup, rate, obs, bucket, cb, d,
+                             claimed
+    G:recrawl_due    zset    fp -> next due time (a claimed fp: its claim's expiry)
+    G:recrawl_rates  hash    change-rate histogram bucket -> stored URLs (the policy input)
+    G:neardup:*      -       simhash index (extensions/neardup_index.py): :t<i> hash
                              tables, :docs, :log, :overflows
 """
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass
 
 KEY_ROOT = "crawlproj"
@@ -49,10 +71,19 @@ KEY_ROOT = "crawlproj"
 
 @dataclass(frozen=True)
 class FrontierKeys:
+    """The keys of one frontier shard (shard None: the crawl's own tag, unsharded)."""
+
     crawl: str
+    shard: int | None = None
 
     @property
     def prefix(self) -> str:
+        tag = self.crawl if self.shard is None else f"{self.crawl}:s{self.shard}"
+        return f"{KEY_ROOT}:{{{tag}}}"
+
+    @property
+    def crawl_prefix(self) -> str:
+        """Prefix of the crawl-wide keys: the crawl's tag whatever the shard."""
         return f"{KEY_ROOT}:{{{self.crawl}}}"
 
     def key(self, name: str) -> str:
@@ -93,28 +124,77 @@ class FrontierKeys:
         return self.key(f"pending:{host}")
 
     def dns(self, host: str) -> str:
-        return self.key(f"dns:{host}")
+        return f"{self.crawl_prefix}:dns:{host}"
 
     def robots(self, origin: str) -> str:
-        return self.key(f"robots:{origin}")
+        return f"{self.crawl_prefix}:robots:{origin}"
 
     @property
     def blocklist(self) -> str:
-        return self.key("blocklist")
+        return f"{self.crawl_prefix}:blocklist"
+
+    @property
+    def shards(self) -> str:
+        """The crawl's shard count (SET NX by its first worker or operator verb)."""
+        return f"{self.crawl_prefix}:shards"
 
     @property
     def content_hashes(self) -> str:
         """Exact duplicates: content hash -> first URL (HSETNX, first writer wins)."""
-        return self.key("content_hashes")
+        return f"{self.crawl_prefix}:content_hashes"
 
     @property
     def neardup(self) -> str:
         """Key prefix of the crawl's simhash index (SimhashIndex appends its suffixes)."""
-        return self.key("neardup")
+        return f"{self.crawl_prefix}:neardup"
+
+    def stats_keys(self) -> list[str]:
+        return [self.key("stats")]
 
     def pattern(self) -> str:
-        """Glob matching every key of this crawl (for tooling and tests)."""
+        """Glob matching every key of this shard (the crawl's, unsharded)."""
         return f"{self.prefix}:*"
+
+
+@dataclass(frozen=True)
+class ShardedKeys:
+    """The keys of a crawl whose frontier has `count` shards."""
+
+    crawl: str
+    count: int = 1
+
+    def __post_init__(self) -> None:
+        if self.count < 1:
+            raise ValueError(f"FRONTIER_SHARDS must be >= 1, not {self.count}")
+
+    @property
+    def crawl_keys(self) -> FrontierKeys:
+        """Crawl-wide keys (blocklist, DNS, robots...), and shard 0 when unsharded."""
+        return FrontierKeys(self.crawl)
+
+    def shard(self, index: int) -> FrontierKeys:
+        return FrontierKeys(self.crawl, None if self.count == 1 else index)
+
+    def all(self) -> list[FrontierKeys]:
+        return [self.shard(i) for i in range(self.count)]
+
+    def index_of(self, name: str) -> int:
+        """Shard of an IP or host name: stable across processes (crc32, not hash())."""
+        return zlib.crc32(name.encode()) % self.count
+
+    def for_ip(self, ip: str) -> FrontierKeys:
+        return self.shard(self.index_of(ip))
+
+    def for_host(self, host: str) -> FrontierKeys:
+        return self.shard(self.index_of(host))
+
+    def stats_keys(self) -> list[str]:
+        """The counters of every shard; a crawl's counters are their sum."""
+        return [keys.key("stats") for keys in self.all()]
+
+    def pattern(self) -> str:
+        """Glob matching every key of the crawl, crawl-wide and of every shard."""
+        return f"{KEY_ROOT}:{{{self.crawl}[}}:]*"
 
 
 # Names of fixed keys; the Lua side reads them by position through the same list.

@@ -12,7 +12,7 @@ from importlib import resources
 
 from extensions.frontier.keys import FIXED_KEYS
 
-ENTRY_SCRIPTS = ("admit", "lease", "report", "route_pending")
+ENTRY_SCRIPTS = ("admit", "lease", "report", "route_pending", "unpark")
 
 
 def _read(name: str) -> str:

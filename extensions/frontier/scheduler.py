@@ -26,13 +26,19 @@ from extensions.dns_cache import DnsSettings, HostResolver
 from extensions.dns_policy import AddressRefused
 from extensions.frontier.admission import Admission, Rejected, url_filter_from_settings
 from extensions.frontier.core import AdmitItem, DownloadEvent, Frontier, FrontierReply
-from extensions.frontier.keys import FrontierKeys
+from extensions.frontier.keys import ShardedKeys
 from extensions.frontier.records import RecordError, decode_request
 from extensions.frontier.robots_gate import RobotsGate
 from extensions.frontier.settings import frontier_config, scheduler_settings
+from extensions.frontier.sharded import ShardedFrontier, crawl_shards, open_frontier
 from extensions.recrawl import RecrawlConfig, recrawl_store, w3c_time
 from extensions.recrawl_feed import RecrawlFeeder
-from extensions.redis_conn import RedisUnavailable, data_dir_from_settings, redis_lifecycle
+from extensions.redis_conn import (
+    RedisUnavailable,
+    data_dir_from_settings,
+    map_slots,
+    redis_lifecycle,
+)
 from extensions.robots import RobotsPolicy
 from extensions.robots_cache import RobotsCache, origin_of, robots_url
 from extensions.seen import UrlSeen
@@ -84,7 +90,7 @@ class FrontierScheduler:
             keep_referer=self.opts.keep_referer,
         )
         self.concurrency = settings.getint("CONCURRENT_REQUESTS", 16)
-        self.frontier: Frontier | None = None
+        self.frontier: Frontier | ShardedFrontier | None = None
         self.seen: UrlSeen  # opened with the frontier: its files live in CRAWL_DATA_DIR
         self.spider: Spider | None = None
         self._admit_batch: list[AdmitItem] = []
@@ -123,13 +129,20 @@ class FrontierScheduler:
         return deferred_from_coro(self._open(spider))
 
     async def _open(self, spider: Spider) -> None:
+        crawl = self.opts.crawl_name or spider.name
+        lifecycle = redis_lifecycle(self.crawler)
         try:
-            client = redis_lifecycle(self.crawler).async_client()
-        except RedisUnavailable as exc:
+            client = await map_slots(lifecycle.async_client())
+            shards = crawl_shards(lifecycle.client, crawl, self.opts.shards)
+        except (RedisUnavailable, RedisError) as exc:
             logger.error("%s", exc)
             raise CloseSpider("redis_unavailable") from None
-        keys = FrontierKeys(self.opts.crawl_name or spider.name)
-        self.frontier = Frontier(client, keys, self.config)
+        except ValueError as exc:
+            logger.error("%s", exc)
+            raise CloseSpider("frontier_shards") from None
+        sharded = ShardedKeys(crawl, shards)
+        keys = sharded.crawl_keys  # crawl-wide keys: blocklist, DNS, robots
+        self.frontier = open_frontier(client, sharded, self.config, self.opts.poll_interval)
         try:
             self.seen = UrlSeen.from_settings(
                 self.crawler.settings, data_dir_from_settings(self.crawler.settings), self.stats
@@ -154,11 +167,13 @@ class FrontierScheduler:
         await self._refresh_blocklist()
         store = recrawl_store(self.crawler)
         if store is not None:
+            await map_slots(store.redis)  # shared with the pipelines: map before they run
             self.feeder = RecrawlFeeder(store, spider)
         self._hook_engine()
         logger.info(
-            "Frontier %s: delay %.2fs, %d back queues, lease TTL %.0fs",
+            "Frontier %s (%d shard(s)): delay %.2fs, %d back queues, lease TTL %.0fs",
             keys.prefix,
+            shards,
             self.config.delay,
             self.config.back_queues,
             self.config.lease_ttl,
@@ -427,8 +442,6 @@ class FrontierScheduler:
             await self.robots.prefetch({origin_of(r.url) for r in requests})
         for request in requests:
             self._dispatch(request)
-        for host in reply.hosts:
-            self._start_resolution(host)
         self.stats.inc_value("frontier/leased", len(reply.leases))
         if reply.leases or (reply.remaining == 0 and not self._feeder_keeps_running()):
             self._wake_engine()  # work to hand out, or the end of the crawl to notice
@@ -578,6 +591,10 @@ class FrontierScheduler:
         self._recrawl_queued = reply.recrawl_queued
         self.stats.set_value("frontier/queued", reply.queued)
         self.stats.set_value("frontier/leases", reply.leased)
+        # Parked hosts whose resolution is due, claimed for this worker (by a lease,
+        # or by a sharded frontier's counter refresh).
+        for host in reply.hosts:
+            self._start_resolution(host)
 
     # ---- DNS for parked hosts ----------------------------------------------------
 

@@ -26,6 +26,7 @@ class SchedulerSettings:
     robots_max_crawl_delay: float
     robots_max_error_retries: int
     robots_sitemaps: bool
+    shards: int  # 0 = auto (sharded.crawl_shards)
 
 
 def _weights(settings: BaseSettings) -> tuple[int, ...]:
@@ -85,6 +86,7 @@ def scheduler_settings(settings: BaseSettings, priorities: int) -> SchedulerSett
         robots_max_crawl_delay=settings.getfloat("ROBOTS_MAX_CRAWL_DELAY", 300.0),
         robots_max_error_retries=settings.getint("ROBOTS_MAX_ERROR_RETRIES", 3),
         robots_sitemaps=settings.getbool("ROBOTS_SITEMAPS", True),
+        shards=settings.getint("FRONTIER_SHARDS", 0),
     )
     _check_bounds(opts)
     return opts
@@ -100,6 +102,7 @@ def _check_bounds(opts: SchedulerSettings) -> None:
         ("URL_BLOCKLIST_REFRESH", opts.blocklist_refresh, 0, False),
         ("ROBOTS_MAX_CRAWL_DELAY", opts.robots_max_crawl_delay, 0, True),
         ("ROBOTS_MAX_ERROR_RETRIES", opts.robots_max_error_retries, 0, True),
+        ("FRONTIER_SHARDS", opts.shards, 0, True),
     ]
     for name, value, least, inclusive in bounds:
         if value < least or (value == least and not inclusive):
