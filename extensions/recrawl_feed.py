@@ -37,6 +37,12 @@ class RecrawlFeeder:
         (a finite crawl ends once what was due is re-fetched)."""
         return self.config.continuous or self.due is None or self.due > 0
 
+    def due_changed(self) -> None:
+        """Something made URLs due (a sitemap hint): claim at the next chance, and do
+        not let the crawl end on the count of the last tick."""
+        self.due = None
+        self.next_tick = 0.0
+
     async def feed(self, recrawl_queued: int, now: float) -> list[Request]:
         self.next_tick = now + self.config.tick
         room = min(self.config.batch, self.config.max_queued - recrawl_queued)

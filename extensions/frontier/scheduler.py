@@ -356,6 +356,9 @@ class FrontierScheduler:
             hints, self._lastmod_hints = self._lastmod_hints, []
             moved = await self.feeder.store.hint_lastmod(hints, time.time())
             self.stats.inc_value("recrawl/lastmod_due", moved)
+            if moved:
+                self.feeder.due_changed()
+                self._kick_lease()
         if self._events:
             events, self._events = self._events, []
             self.stats.inc_value("frontier/round_trips/report")

@@ -20,6 +20,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from email.utils import formatdate
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -254,7 +255,8 @@ class Site:
     def _sitemap(self, h: HostSpec) -> Route:
         paths = [f"/page/{n}" for n in range(1, h.pages + 1)] + [ORPHAN]
         entries = "".join(
-            f"<url><loc>{self.url(h.name, p)}</loc><lastmod>2024-01-01</lastmod></url>"
+            f"<url><loc>{self.url(h.name, p)}</loc>"
+            f"<lastmod>{self._lastmod(h.name, p)}</lastmod></url>"
             for p in paths
         )
         body = (
@@ -264,6 +266,14 @@ class Site:
         return Route(
             "sitemap", 200, body=body.encode(), headers=(("Content-Type", "application/xml"),)
         )
+
+    def _lastmod(self, host: str, path: str) -> str:
+        """A sitemap's <lastmod>: when a changing page last changed, as real sites say."""
+        clock = self.clocks.get((host, path))
+        if clock is None:
+            return "2024-01-01"
+        changed = clock.changed_at(clock.version_at(time.time()))
+        return datetime.fromtimestamp(changed, UTC).isoformat(timespec="seconds")
 
     def _redirect(self, h: HostSpec, which: str) -> Route:
         if which == "old" or len(self._names) == 1:

@@ -7,6 +7,7 @@ import json
 import statistics
 import subprocess
 import sys
+import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ import pytest
 
 from scripts.crawlrun import PROJECT_ROOT, per_ip_violations, run_crawl, write_seeds
 from scripts.testweb import HostSpec, TestWeb, WebSpec
+from scripts.testweb.changes import ChangeClock
 
 DELAY = 0.2
 RATE = 0.5  # changes per second of every changing page
@@ -185,3 +187,37 @@ def test_recrawl_command_needs_exactly_one_selector(tmp_path: Path) -> None:
     proc = scrapy("recrawl", "--all", data_dir=tmp_path / "data")
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines()[-1].startswith("crawlproj: crawl 'web' has no stored")
+
+
+def test_sitemap_lastmod_makes_a_changed_page_due(tmp_path: Path) -> None:
+    """A re-fetched sitemap whose <lastmod> for a page is newer than the stored copy
+    makes that page due at once: the same finite crawl re-fetches it (and only it)."""
+    spec = WebSpec(
+        hosts=[
+            HostSpec(
+                "map.test", pages=3, validators=True, sitemap=True, change_rates={"/page/1": 0.3}
+            )
+        ],
+        seed=5,
+    )
+    with TestWeb(spec, lifetime=200) as web:
+        settings = {"DNS_HOSTS_MAP": web.hosts_map_setting(), "FRONTIER_DELAY": DELAY}
+        seeds = write_seeds(tmp_path / "seeds.txt", web.seeds)
+        first = run_crawl(seeds, tmp_path / "data", settings, timeout=120)
+        assert first.returncode == 0, first.log[-3000:]
+        fetched = max(r["t_end"] for r in web.requests() if r["path"] == "/page/1")
+        clock = ChangeClock(spec.seed, "map.test", "/page/1", 0.3, spec.epoch)
+        # A change a whole second after our copy (lastmod has whole seconds).
+        change = next(t for t in clock.changes_between(fetched, fetched + 600) if t > fetched + 1)
+        time.sleep(max(0.0, change - time.time()) + 1.1)
+        before = len(web.requests())
+
+        marked = scrapy("recrawl", "--pattern", "*/sitemap.xml", data_dir=tmp_path / "data")
+        assert marked.returncode == 0 and "1 stored URLs due now" in marked.stdout, marked
+        again = run_crawl(None, tmp_path / "data", settings, timeout=120)
+        assert again.returncode == 0, again.log[-3000:]
+        revisits = web.requests()[before:]
+    assert sorted(r["path"] for r in revisits) == ["/page/1", "/sitemap.xml"]
+    page = next(r for r in again.items if r["url"].endswith("/page/1"))
+    assert page["change"] == "changed" and page["status"] == 200
+    assert "'recrawl/lastmod_due': 1" in again.log
