@@ -113,7 +113,8 @@ class DocState:
     content_ref: str = ""
     duplicate_of: str = ""
     visits: int = 0
-    obs: tuple[tuple[float, bool], ...] = ()
+    # (seconds since the previous visit, changed?, age of the change or -1 if unknown)
+    obs: tuple[tuple[float, bool, float], ...] = ()
     rate: float = 0.0
 
     @classmethod
@@ -121,7 +122,10 @@ class DocState:
         if not raw:
             return None
         get = {k.decode(): v.decode() for k, v in raw.items()}.get
-        obs = tuple((float(t), bool(c)) for t, c in json.loads(get("obs") or "[]"))
+        obs = tuple(
+            (float(o[0]), bool(o[1]), float(o[2]) if len(o) > 2 else -1.0)
+            for o in json.loads(get("obs") or "[]")
+        )
         return cls(
             fp=fp,
             url=get("u") or "",
@@ -163,6 +167,18 @@ def http_time(value: str) -> float | None:
         return parsedate_to_datetime(value).timestamp()
     except (TypeError, ValueError, IndexError):
         return None
+
+
+def change_age(fetch: Fetch, prev: DocState) -> float:
+    """Seconds between the page's last change and this fetch, from Last-Modified, or -1
+    when unknown: no change seen, no date, or a date before our previous visit although
+    the body changed (the server's date does not follow its content)."""
+    modified = http_time(fetch.last_modified) if fetch.changed and fetch.last_modified else None
+    if modified is None or modified < prev.at - 1 or modified > fetch.at:
+        return -1.0
+    # HTTP dates are whole seconds, truncated: the change was within the second after
+    # the date, so take its middle.
+    return round(max(0.05, fetch.at - modified - 0.5), 3)
 
 
 def w3c_time(value: Any) -> float | None:
@@ -238,9 +254,18 @@ class RecrawlStore:
         await self.refresh_schedule(fetch.at)
         obs = list(prev.obs) if prev is not None else []
         if prev is not None and fetch.changed is not None and fetch.at > prev.at:
-            obs = ([*obs, (round(fetch.at - prev.at, 3), fetch.changed)])[-self.config.history :]
+            visit = (round(fetch.at - prev.at, 3), fetch.changed, change_age(fetch, prev))
+            obs = [*obs, visit][-self.config.history :]
         visits = (prev.visits if prev is not None else 0) + 1
-        rate = estimate_rate([t for t, _ in obs], [c for _, c in obs]) if obs else 0.0
+        rate = (
+            estimate_rate(
+                [t for t, _, _ in obs],
+                [c for _, c, _ in obs],
+                [a if a >= 0 else None for _, _, a in obs],
+            )
+            if obs
+            else 0.0
+        )
         bucket = rate_bucket(rate) if obs else NEW_BUCKET
         interval = self.schedule.interval(bucket)
         if not obs:
@@ -251,7 +276,7 @@ class RecrawlStore:
             "at": fetch.at,
             "visits": visits,
             "rate": rate,
-            "obs": json.dumps([[t, int(c)] for t, c in obs]),
+            "obs": json.dumps([[t, int(c), a] for t, c, a in obs]),
             "claimed": "",
         }
         payload = {

@@ -134,26 +134,47 @@ def mean_freshness(rates: Sequence[float], frequencies: Sequence[float]) -> floa
     )
 
 
-def estimate_rate(intervals: Sequence[float], changed: Sequence[bool]) -> float:
+def estimate_rate(
+    intervals: Sequence[float],
+    changed: Sequence[bool],
+    ages: Sequence[float | None] | None = None,
+) -> float:
     """Maximum-likelihood Poisson change rate from visits at irregular intervals
-    (Cho & Garcia-Molina 2003, irregular access): a visit after t seconds saw a change
-    with probability 1 - e^(-lambda t). Solves
-        sum over changed of t e^(-lambda t) / (1 - e^(-lambda t)) = sum over unchanged of t.
-    No change ever seen: 0. A change at every visit: the MLE is unbounded, so the
-    estimate is the bias-reduced (n + 0.5) / (total time + 0.5 * shortest interval)."""
-    pairs = [(t, c) for t, c in zip(intervals, changed, strict=True) if t > 0]
-    if not pairs or not any(c for _, c in pairs):
+    (Cho & Garcia-Molina 2003). A visit t seconds after the previous one saw a change
+    with probability 1 - e^(-lambda t). When the server's Last-Modified tells how long
+    before the visit the page last changed (`ages[i]`, None = unknown), that visit's
+    likelihood is the density of the last change at that age, lambda e^(-lambda age):
+    without it a page changing much faster than it is visited looks like it changes
+    once per visit (every visit sees "a change"), and the rate saturates at the visit
+    rate; with it the estimate keeps growing with the true rate. Solves
+
+        n_aged / lambda - sum(ages) + sum over changed, unaged of t / (e^(lambda t) - 1)
+            = sum over unchanged of t.
+
+    No change ever seen: 0. Every visit a change and no age known: the MLE is
+    unbounded, so the estimate is the bias-reduced (n + 0.5) / (total + 0.5 min t)."""
+    ages = list(ages) if ages is not None else [None] * len(intervals)
+    visits = [
+        (t, c, a if c else None)
+        for t, c, a in zip(intervals, changed, ages, strict=True)
+        if t > 0
+    ]
+    if not visits or not any(c for _, c, _ in visits):
         return 0.0
-    unchanged_time = sum(t for t, c in pairs if not c)
-    if unchanged_time == 0:
-        total = sum(t for t, _ in pairs)
-        return (len(pairs) + 0.5) / (total + 0.5 * min(t for t, _ in pairs))
+    unchanged_time = sum(t for t, c, _ in visits if not c)
+    aged = [min(max(a, 1e-3), t) for t, _, a in visits if a is not None]
+    unaged = [t for t, c, a in visits if c and a is None]
+    if unchanged_time == 0 and not aged:
+        total = sum(t for t, _, _ in visits)
+        return (len(visits) + 0.5) / (total + 0.5 * min(t for t, _, _ in visits))
+    if not unaged:
+        return len(aged) / (sum(aged) + unchanged_time)
 
-    def excess(rate: float) -> float:
-        seen = sum(t / math.expm1(rate * t) for t, c in pairs if c)
-        return seen - unchanged_time  # decreasing in rate
+    def excess(rate: float) -> float:  # decreasing in rate
+        seen = sum(t / math.expm1(rate * t) for t in unaged) + len(aged) / rate
+        return seen - sum(aged) - unchanged_time
 
-    low, high = 1e-12, 1.0 / min(t for t, _ in pairs)
+    low, high = 1e-12, 1.0 / min(t for t, _, _ in visits)
     while excess(high) > 0:
         high *= 2.0
     for _ in range(200):

@@ -66,7 +66,7 @@ def test_visits_build_history_rate_and_histogram(redis_url, redis_client) -> Non
         rate = await record(store, fetch("b", T0 + 200, False, ch="hash2"))
         state = await store.load("b")
         assert state is not None
-        assert state.obs == ((100.0, True), (100.0, False)) and state.visits == 3
+        assert state.obs == ((100.0, True, -1.0), (100.0, False, -1.0)) and state.visits == 3
         assert state.content_hash == "hash2" and state.rate == pytest.approx(rate)
         assert await redis_client_hgetall(redis_url, keys.recrawl_rates) == {rate_bucket(rate): 1}
         for i in range(3, 9):  # history keeps the last RECRAWL_HISTORY visits
@@ -75,6 +75,29 @@ def test_visits_build_history_rate_and_histogram(redis_url, redis_client) -> Non
         await store.close()
 
     run(go())
+
+
+def test_last_modified_gives_the_age_of_a_change(redis_url, redis_client) -> None:
+    async def go() -> DocState | None:
+        store = make_store(redis_url)
+        await record(store, fetch("n", T0, None))
+        changed_at = formatdate(T0 + 90, usegmt=True)  # 10 s before the next visit
+        await store.record(
+            Fetch("n", "http://h.test/n", T0 + 100, True, {"ch": "h2"}, last_modified=changed_at),
+            await store.load("n"),
+        )
+        stale = formatdate(T0 - 50, usegmt=True)  # before our previous visit: not this change
+        await store.record(
+            Fetch("n", "http://h.test/n", T0 + 200, True, {"ch": "h3"}, last_modified=stale),
+            await store.load("n"),
+        )
+        state = await store.load("n")
+        await store.close()
+        return state
+
+    state = run(go())
+    assert state is not None
+    assert state.obs == ((100.0, True, 9.5), (100.0, True, -1.0))  # mid-second: 10 - 0.5
 
 
 def test_an_older_observation_changes_nothing(redis_url, redis_client) -> None:
