@@ -256,7 +256,7 @@ RECRAWL_TICK = 1.0
 # A claimed URL whose re-fetch is not recorded within this (s) is due again (dead worker).
 RECRAWL_CLAIM_TTL = 3600.0
 # Visits (interval, changed?) kept per URL for its change-rate estimate.
-RECRAWL_HISTORY = 32
+RECRAWL_HISTORY = 16
 # Seconds between re-reads of the crawl's change-rate histogram (the policy's input).
 RECRAWL_SCHEDULE_REFRESH = 30.0
 

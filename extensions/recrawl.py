@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
 
+
 def lua(name: str) -> str:
     """A script of recrawl_lua/ (importlib.resources: works from a scrapyd egg too)."""
     return resources.files("extensions").joinpath("recrawl_lua", f"{name}.lua").read_text()
@@ -54,7 +55,7 @@ class RecrawlConfig:
     batch: int = 200
     max_queued: int = 2000
     claim_ttl: float = 3600.0
-    history: int = 32
+    history: int = 16
     tick: float = 1.0
     schedule_refresh: float = 30.0
     schedule: ScheduleConfig = field(default_factory=ScheduleConfig)
@@ -92,7 +93,7 @@ class RecrawlConfig:
             batch=settings.getint("RECRAWL_BATCH", 200),
             max_queued=settings.getint("RECRAWL_MAX_QUEUED", 2000),
             claim_ttl=settings.getfloat("RECRAWL_CLAIM_TTL", 3600.0),
-            history=settings.getint("RECRAWL_HISTORY", 32),
+            history=settings.getint("RECRAWL_HISTORY", 16),
             tick=settings.getfloat("RECRAWL_TICK", 1.0),
             schedule_refresh=settings.getfloat("RECRAWL_SCHEDULE_REFRESH", 30.0),
             schedule=schedule,
@@ -117,28 +118,32 @@ class DocState:
     obs: tuple[tuple[float, bool, float], ...] = ()
     rate: float = 0.0
 
+    doc: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
     @classmethod
-    def from_redis(cls, fp: str, raw: dict[bytes, bytes]) -> DocState | None:
+    def from_redis(cls, fp: str, raw: bytes | str | None) -> DocState | None:
+        """The URL's state from its doc:<fp> JSON string (None: never stored)."""
         if not raw:
             return None
-        get = {k.decode(): v.decode() for k, v in raw.items()}.get
+        doc = json.loads(raw)
         obs = tuple(
             (float(o[0]), bool(o[1]), float(o[2]) if len(o) > 2 else -1.0)
-            for o in json.loads(get("obs") or "[]")
+            for o in doc.get("obs", ())
         )
         return cls(
             fp=fp,
-            url=get("u") or "",
-            at=float(get("at") or 0),
-            etag=get("etag") or "",
-            last_modified=get("lm") or "",
-            content_hash=get("ch") or "",
-            simhash=get("sh") or "",
-            content_ref=get("ref") or "",
-            duplicate_of=get("dup") or "",
-            visits=int(get("visits") or 0),
+            url=doc.get("u", ""),
+            at=float(doc.get("at", 0)),
+            etag=doc.get("etag", ""),
+            last_modified=doc.get("lm", ""),
+            content_hash=doc.get("ch", ""),
+            simhash=doc.get("sh", ""),
+            content_ref=doc.get("ref", ""),
+            duplicate_of=doc.get("dup", ""),
+            visits=int(doc.get("visits", 0)),
             obs=obs,
-            rate=float(get("rate") or 0),
+            rate=float(doc.get("rate", 0)),
+            doc=doc,
         )
 
 
@@ -213,13 +218,14 @@ class RecrawlStore:
         await self.redis.aclose()
 
     async def load(self, fp: str) -> DocState | None:
-        return DocState.from_redis(fp, await self.redis.hgetall(self.keys.doc(fp)))
+        return DocState.from_redis(fp, await self.redis.get(self.keys.doc(fp)))
 
     async def claim(self, n: int, now: float) -> Claim:
         """Claim up to n due URLs (a lease of RECRAWL_CLAIM_TTL)."""
         claim_until = now + self.config.claim_ttl
         raw = await self._claim(
-            keys=[self.keys.recrawl_due], args=[now, n, claim_until, self._doc_prefix]
+            keys=[self.keys.recrawl_due, self.keys.recrawl_claims],
+            args=[now, n, claim_until, self._doc_prefix],
         )
         rows = [[v.decode() if isinstance(v, bytes) else str(v) for v in row] for row in raw[2:]]
         next_due = float(raw[1]) if raw[1] else None
@@ -270,27 +276,34 @@ class RecrawlStore:
         interval = self.schedule.interval(bucket)
         if not obs:
             interval = self._first_interval(fetch, interval)
-        fields = {
-            **fetch.fields,
-            "u": fetch.url,
-            "at": fetch.at,
-            "visits": visits,
-            "rate": rate,
-            "obs": json.dumps([[t, int(c), a] for t, c, a in obs]),
-            "claimed": "",
-        }
-        payload = {
-            "fp": fetch.fp,
-            "at": fetch.at,
-            "fields": fields,
-            "bucket": bucket,
-            "due": fetch.at + interval,
-        }
-        await self._commit(
-            keys=[self.keys.recrawl_due, self.keys.recrawl_rates, self.keys.doc(fetch.fp)],
-            args=[json.dumps(payload)],
+        doc = dict(prev.doc) if prev is not None else {}
+        for name, value in fetch.fields.items():
+            if value == "":
+                doc.pop(name, None)  # e.g. a validator the server no longer sends
+            else:
+                doc[name] = value
+        doc.update(
+            u=fetch.url,
+            at=fetch.at,
+            visits=visits,
+            rate=float(f"{rate:.6g}"),
+            obs=[[t, int(c)] if a < 0 else [t, int(c), a] for t, c, a in obs],
+            bucket=bucket,
         )
+        await self._write(fetch.fp, fetch.at, doc=doc, due=fetch.at + interval)
         return rate
+
+    async def _write(self, fp: str, at: float, doc: dict[str, Any] | None, due: float = 0) -> None:
+        """One commit.lua call: the new state (None: forget the URL)."""
+        payload: dict[str, Any] = {"fp": fp, "at": at}
+        if doc is None:
+            payload["gone"] = True
+        else:
+            payload.update(
+                doc=json.dumps(doc, separators=(",", ":")), bucket=doc["bucket"], due=due
+            )
+        keys = [self.keys.recrawl_due, self.keys.recrawl_rates, self.keys.recrawl_claims]
+        await self._commit(keys=[*keys, self.keys.doc(fp)], args=[json.dumps(payload)])
 
     def _first_interval(self, fetch: Fetch, interval: float) -> float:
         """Last-Modified hint for a URL without history: a page modified an hour ago
@@ -302,11 +315,7 @@ class RecrawlStore:
 
     async def forget(self, fp: str, at: float) -> None:
         """The URL is gone (404/410 on a re-fetch): no more re-crawls, state dropped."""
-        payload = {"fp": fp, "at": at, "gone": True, "fields": {}, "bucket": "", "due": 0}
-        await self._commit(
-            keys=[self.keys.recrawl_due, self.keys.recrawl_rates, self.keys.doc(fp)],
-            args=[json.dumps(payload)],
-        )
+        await self._write(fp, at, doc=None)
 
 
 _stores: weakref.WeakKeyDictionary[Any, RecrawlStore | None] = weakref.WeakKeyDictionary()

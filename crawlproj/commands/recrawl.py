@@ -12,6 +12,7 @@ regular expression searched in it.
 from __future__ import annotations
 
 import fnmatch
+import json
 import re
 import time
 from collections.abc import Callable, Iterator
@@ -64,7 +65,7 @@ class Command(OperatorCommand):
             fps = [fp for fp, url in batch if wanted(url)]
             matched += len(fps)
             if fps:
-                reply = mark(keys=[keys.recrawl_due], args=[now, keys.doc(""), *fps])
+                reply = mark(keys=[keys.recrawl_due, keys.recrawl_claims], args=[now, *fps])
                 counts = [c + int(r) for c, r in zip(counts, reply, strict=True)]
         if stored == 0:
             raise OperatorError(
@@ -116,6 +117,6 @@ def _stored_batches(client: AnyRedis, keys: FrontierKeys) -> Iterator[list[tuple
 def _with_urls(client: AnyRedis, keys: FrontierKeys, fps: list[str]) -> list[tuple[str, str]]:
     pipe = client.pipeline(transaction=False)
     for fp in fps:
-        pipe.hget(keys.doc(fp), "u")
-    urls = pipe.execute()
-    return [(fp, url.decode()) for fp, url in zip(fps, urls, strict=True) if url]
+        pipe.get(keys.doc(fp))
+    docs = pipe.execute()
+    return [(fp, json.loads(doc)["u"]) for fp, doc in zip(fps, docs, strict=True) if doc]

@@ -52,10 +52,11 @@ Crawl-wide keys (prefix G = "crawlproj:{<crawl>}"):
     G:dns:<host>     string  "ok|fail value fresh_until stale_until", shared DNS cache
     G:robots:<origin> string robots.txt verdict JSON, expiring with the verdict
     G:content_hashes hash    content hash (sha256 hex) -> URL of the first page with it
-    G:doc:<fp>       hash    re-crawl state of one stored URL (extensions/recrawl.py): u, at,
-                             visits, etag, lm, ch, sh, ref, dup, rate, obs, bucket, cb, d,
-                             claimed
+    G:doc:<fp>       string  re-crawl state of one stored URL, JSON (extensions/recrawl.py):
+                             u, at, visits, etag, lm, ch, sh, ref, dup, rate, obs, bucket,
+                             cb, d (one string: a hash of long values costs 3x the memory)
     G:recrawl_due    zset    fp -> next due time (a claimed fp: its claim's expiry)
+    G:recrawl_claims hash    fp -> claimed until (a feeder sent it to the frontier)
     G:recrawl_rates  hash    change-rate histogram bucket -> stored URLs (the policy input)
     G:neardup:*      -       simhash index (extensions/neardup_index.py): :t<i> hash
                              tables, :docs, :log, :overflows
@@ -116,6 +117,10 @@ class FrontierKeys:
     @property
     def recrawl_rates(self) -> str:
         return self.key("recrawl_rates")
+
+    @property
+    def recrawl_claims(self) -> str:
+        return self.key("recrawl_claims")
 
     def front_queue(self, priority: int) -> str:
         return self.key(f"front:{priority}")

@@ -116,6 +116,8 @@ class FrontierScheduler:
         self.robots: RobotsGate | None = None  # set at open when ROBOTS_ENABLED
         self.feeder: RecrawlFeeder | None = None  # set at open when RECRAWL_ENABLED
         self._recrawl_queued = 0
+        self._confirmed_zero = False  # see _end_confirmed
+        self._confirm_task: asyncio.Task[None] | None = None
         self._lastmod_hints: list[tuple[str, float]] = []  # (fp, sitemap <lastmod>)
 
     @classmethod
@@ -217,7 +219,33 @@ class FrontierScheduler:
             return True
         if self._flush_task is not None or self._remaining is None:
             return True
-        return self._feeder_keeps_running() or self._remaining > 0
+        if self._feeder_keeps_running() or self._remaining > 0:
+            return True
+        return not self._end_confirmed()
+
+    def _end_confirmed(self) -> bool:
+        """Nothing left, by a reply that is known to be the latest. Replies of calls in
+        flight together can be applied out of order (a lease sent before an admit, and
+        its 'nothing queued' applied after the admit's 'one queued'), so zero ends the
+        crawl only once a counters-only round trip, sent when nothing else was pending,
+        says so too."""
+        if self._confirmed_zero:
+            return True
+        if self._confirm_task is None and self.frontier is not None and not self._closing:
+            self._confirm_task = self._spawn(self._confirm_end())
+        return False
+
+    async def _confirm_end(self) -> None:
+        assert self.frontier is not None
+        try:
+            reply = await self.frontier.lease(0)
+            self._note(reply)
+            self._confirmed_zero = reply.remaining == 0
+        except RedisError:
+            pass  # asked again on the next engine tick
+        finally:
+            self._confirm_task = None
+            self._wake_engine()
 
     def _feeder_keeps_running(self) -> bool:
         return self.feeder is not None and self.feeder.keeps_running()
@@ -591,6 +619,7 @@ class FrontierScheduler:
 
     def _note(self, reply: FrontierReply) -> None:
         self._remaining = reply.remaining
+        self._confirmed_zero = False
         self._recrawl_queued = reply.recrawl_queued
         self.stats.set_value("frontier/queued", reply.queued)
         self.stats.set_value("frontier/leases", reply.leased)

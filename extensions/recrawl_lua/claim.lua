@@ -3,16 +3,17 @@
 -- the re-fetch is recorded loses nothing (the URL comes due again), and two workers
 -- never claim the same URL at once. Returns {due_left, next_due, {fp, u, etag, lm, cb, d}...}
 -- (next_due: the earliest due time still ahead, '' if none).
--- KEYS[1] recrawl_due. ARGV[4] the doc key prefix (same hash tag as KEYS[1]).
+-- KEYS[1] recrawl_due, KEYS[2] recrawl_claims. ARGV[4] the doc key prefix (same tag).
 local now, n, claim_until, prefix = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], ARGV[4]
 local out = {0, ''}
 local fps = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, n)
 for _, fp in ipairs(fps) do
-  local doc = redis.call('HMGET', prefix .. fp, 'u', 'etag', 'lm', 'cb', 'd')
-  if doc[1] then
+  local raw = redis.call('GET', prefix .. fp)
+  if raw then
+    local doc = cjson.decode(raw)
     redis.call('ZADD', KEYS[1], claim_until, fp)
-    redis.call('HSET', prefix .. fp, 'claimed', claim_until)
-    out[#out + 1] = {fp, doc[1], doc[2] or '', doc[3] or '', doc[4] or '', doc[5] or '0'}
+    redis.call('HSET', KEYS[2], fp, claim_until)
+    out[#out + 1] = {fp, doc.u, doc.etag or '', doc.lm or '', doc.cb or '', tostring(doc.d or 0)}
   else
     redis.call('ZREM', KEYS[1], fp)  -- state gone (removed by hand): nothing to re-fetch
   end

@@ -4,8 +4,8 @@
 local now, prefix, moved = ARGV[1], ARGV[2], 0
 for i = 3, #ARGV, 2 do
   local fp, lastmod = ARGV[i], tonumber(ARGV[i + 1])
-  local at = tonumber(redis.call('HGET', prefix .. fp, 'at') or '')
-  if at and lastmod > at then
+  local raw = redis.call('GET', prefix .. fp)
+  if raw and lastmod > tonumber(cjson.decode(raw).at or 0) then
     moved = moved + redis.call('ZADD', KEYS[1], 'LT', 'CH', now, fp)
   end
 end

@@ -163,8 +163,8 @@ def test_mark_skips_claimed_urls(redis_url, redis_client) -> None:
         await store.redis.zadd(store.keys.recrawl_due, {"j": T0 + 1, "k": T0 + 5000})
         mark = store.redis.register_script(lua("mark"))
         reply = await mark(
-            keys=[store.keys.recrawl_due],
-            args=[T0 + INTERVAL + 1, store.keys.doc(""), "i", "j", "k"],
+            keys=[store.keys.recrawl_due, store.keys.recrawl_claims],
+            args=[T0 + INTERVAL + 1, "i", "j", "k"],
         )
         await store.close()
         return [int(x) for x in reply]
