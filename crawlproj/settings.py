@@ -257,6 +257,8 @@ RECRAWL_TICK = 1.0
 RECRAWL_CLAIM_TTL = 3600.0
 # Visits (interval, changed?) kept per URL for its change-rate estimate.
 RECRAWL_HISTORY = 16
+# Observed intervals before a URL's estimate steers its schedule (until then: the interval).
+RECRAWL_MIN_HISTORY = 4
 # Seconds between re-reads of the crawl's change-rate histogram (the policy's input).
 RECRAWL_SCHEDULE_REFRESH = 30.0
 

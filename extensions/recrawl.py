@@ -56,6 +56,7 @@ class RecrawlConfig:
     max_queued: int = 2000
     claim_ttl: float = 3600.0
     history: int = 16
+    min_history: int = 4  # observed intervals before the estimate steers the schedule
     tick: float = 1.0
     schedule_refresh: float = 30.0
     schedule: ScheduleConfig = field(default_factory=ScheduleConfig)
@@ -66,6 +67,7 @@ class RecrawlConfig:
             ("RECRAWL_MAX_QUEUED", self.max_queued >= 1),
             ("RECRAWL_CLAIM_TTL", self.claim_ttl > 0),
             ("RECRAWL_HISTORY", self.history >= 1),
+            ("RECRAWL_MIN_HISTORY", 1 <= self.min_history <= self.history),
             ("RECRAWL_TICK", self.tick > 0),
             ("RECRAWL_SCHEDULE_REFRESH", self.schedule_refresh > 0),
         ):
@@ -94,6 +96,7 @@ class RecrawlConfig:
             max_queued=settings.getint("RECRAWL_MAX_QUEUED", 2000),
             claim_ttl=settings.getfloat("RECRAWL_CLAIM_TTL", 3600.0),
             history=settings.getint("RECRAWL_HISTORY", 16),
+            min_history=settings.getint("RECRAWL_MIN_HISTORY", 4),
             tick=settings.getfloat("RECRAWL_TICK", 1.0),
             schedule_refresh=settings.getfloat("RECRAWL_SCHEDULE_REFRESH", 30.0),
             schedule=schedule,
@@ -272,9 +275,12 @@ class RecrawlStore:
             if obs
             else 0.0
         )
-        bucket = rate_bucket(rate) if obs else NEW_BUCKET
+        # A few visits give a noisy estimate; one that steered the schedule could cap
+        # a page as a fast mover (RECRAWL_MAX_INTERVAL) on a fluke.
+        known = len(obs) >= self.config.min_history
+        bucket = rate_bucket(rate) if known else NEW_BUCKET
         interval = self.schedule.interval(bucket)
-        if not obs:
+        if not known:
             interval = self._first_interval(fetch, interval)
         doc = dict(prev.doc) if prev is not None else {}
         for name, value in fetch.fields.items():
@@ -306,7 +312,7 @@ class RecrawlStore:
         await self._commit(keys=[*keys, self.keys.doc(fp)], args=[json.dumps(payload)])
 
     def _first_interval(self, fetch: Fetch, interval: float) -> float:
-        """Last-Modified hint for a URL without history: a page modified an hour ago
+        """Last-Modified hint for a URL without enough history: a page modified an hour ago
         is looked at again within the hour, one untouched for a year waits the interval."""
         modified = http_time(fetch.last_modified) if fetch.last_modified else None
         if modified is None or modified > fetch.at:

@@ -14,7 +14,8 @@ so every policy spends the same fetches and only their distribution differs.
 - proportional: frequency proportional to the change rate (for comparison: it pours
   fetches into pages that cannot be kept fresh anyway).
 - optimal: Cho & Garcia-Molina's Lagrangian optimum for the histogram.
-URLs fetched once have no estimate yet: they get RECRAWL_INTERVAL under every policy.
+URLs with fewer than RECRAWL_MIN_HISTORY observed intervals have no estimate yet (the
+"new" bucket): they get RECRAWL_INTERVAL under every policy.
 Every interval is clamped to [RECRAWL_MIN_INTERVAL, RECRAWL_MAX_INTERVAL].
 """
 

@@ -587,6 +587,12 @@ class FrontierScheduler:
         self._events.append(DownloadEvent("ack", lease_id, time.time()))
         self.stats.inc_value(f"frontier/dropped/{reason}")
         self._kick_flush()
+        fp = request.meta.get("recrawl")
+        if fp and self.feeder is not None:
+            # A stored URL now blocked or disallowed: asked again after an interval,
+            # not every RECRAWL_CLAIM_TTL.
+            later = time.time() + self.feeder.config.schedule.interval
+            self._spawn(self._guarded(self.feeder.store.postpone(fp, later)))
 
     async def _refresh_blocklist(self) -> None:
         """Operators change the blocklist in Redis while the crawl runs."""

@@ -20,7 +20,9 @@ INTERVAL = 100.0
 
 def make_store(redis_url: str) -> RecrawlStore:
     schedule = ScheduleConfig(interval=INTERVAL, min_interval=10.0, max_interval=10_000.0)
-    config = RecrawlConfig(claim_ttl=50.0, history=4, schedule=schedule, schedule_refresh=1e9)
+    config = RecrawlConfig(
+        claim_ttl=50.0, history=4, min_history=1, schedule=schedule, schedule_refresh=1e9
+    )
     return RecrawlStore(aioredis.Redis.from_url(redis_url), FrontierKeys("rc"), config)
 
 
@@ -98,6 +100,22 @@ def test_last_modified_gives_the_age_of_a_change(redis_url, redis_client) -> Non
     state = run(go())
     assert state is not None
     assert state.obs == ((100.0, True, 9.5), (100.0, True, -1.0))  # mid-second: 10 - 0.5
+
+
+def test_few_visits_do_not_steer_the_schedule(redis_url, redis_client) -> None:
+    async def go() -> dict[str, int]:
+        store = make_store(redis_url)
+        store.config = RecrawlConfig(history=8, min_history=3, schedule=store.config.schedule)
+        for i in range(3):  # two observed intervals: still "new"
+            await record(store, fetch("p", T0 + 100 * i, None if i == 0 else True))
+        before = await redis_client_hgetall(redis_url, store.keys.recrawl_rates)
+        await record(store, fetch("p", T0 + 300, True))  # the third: estimated
+        after = await redis_client_hgetall(redis_url, store.keys.recrawl_rates)
+        await store.close()
+        assert before == {NEW_BUCKET: 1}
+        return after
+
+    assert NEW_BUCKET not in run(go())
 
 
 def test_an_older_observation_changes_nothing(redis_url, redis_client) -> None:
