@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from extensions.recrawl_policy import POLICIES, allocate, freshness
 
 NEW_BUCKET = "new"  # fetched once: no change-rate estimate yet
-ZERO_BUCKET = "0"  # never seen to change
+ZERO_BUCKET = "never"  # never seen to change (not "0": that is the bucket of rate 1/s)
 BUCKETS_PER_OCTAVE = 4
 
 

@@ -100,3 +100,12 @@ def test_empty_histogram_means_the_plain_interval() -> None:
     schedule.update({})
     assert schedule.interval(rate_bucket(1 / DAY)) == DAY
     assert not math.isnan(schedule.interval(ZERO_BUCKET))
+
+
+def test_rate_one_per_second_is_not_the_never_changes_bucket() -> None:
+    # The bucket of 1 change/s is "0" (4 x log2(1)); it must not mean "never changes".
+    assert rate_bucket(1.0) != ZERO_BUCKET
+    assert bucket_rate(rate_bucket(1.0)) == pytest.approx(1.0, rel=0.2)
+    schedule = RecrawlSchedule(config("proportional", interval=8.0, min_interval=0.5))
+    schedule.update({rate_bucket(1.0): 8, rate_bucket(0.25): 8, ZERO_BUCKET: 8})
+    assert schedule.interval(rate_bucket(1.0)) < schedule.interval(rate_bucket(0.25))
