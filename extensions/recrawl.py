@@ -1,15 +1,16 @@
 """Re-crawl state in Redis: per stored URL, what we hold and when to fetch it again.
 
-Per URL (key doc:<fp>, fp = the URL-seen fingerprint of its canonical URL): the last
-fetch time, its validators (ETag, Last-Modified) for the next conditional GET, the
-content hash and simhash of the stored copy and its content_ref, the history of
-visits (interval, changed?) and the change rate estimated from it (the Poisson MLE
-for irregular visits, recrawl_policy.estimate_rate), and its bucket in the crawl's
-rate histogram. A due set (zset fp -> next due time) is what the feeder claims from:
-claiming moves a URL's due time to the claim's expiry (a lease), so a worker that
-dies mid re-fetch loses nothing.
+Per URL (key doc:<fp>, one JSON string; fp = the URL-seen fingerprint of its canonical
+URL): the last fetch time, its validators (ETag, Last-Modified) for the next
+conditional GET, the content hash and simhash of the stored copy and its content_ref,
+the last RECRAWL_HISTORY visits (interval, changed?, age of the change from
+Last-Modified) and the change rate estimated from them (recrawl_policy.estimate_rate),
+and its bucket in the crawl's rate histogram. A due set (zset fp -> next due time) is
+what the feeder claims from: claiming moves a URL's due time to the claim's expiry (a
+lease), so a worker that dies mid re-fetch loses nothing.
 
-Writes of one observation go through one Lua script (state + histogram + due set).
+Writes of one observation go through one Lua script (state + histogram + due set +
+claim), so every worker sees them whole.
 """
 
 from __future__ import annotations
