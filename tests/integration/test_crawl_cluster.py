@@ -18,7 +18,7 @@ from scripts.crawlrun import (
     wait_crawl,
     write_seeds,
 )
-from scripts.testweb import TestWeb
+from scripts.testweb import HostSpec, TestWeb, WebSpec
 from tests.integration.redis_cluster import LocalCluster
 from tests.integration.test_crawl_web import DELAY, settings_for, small_web
 
@@ -92,3 +92,22 @@ def test_operator_verbs_reach_every_shard(cluster: LocalCluster) -> None:
 def verb(*args: str, redis_url: str) -> subprocess.CompletedProcess[str]:
     cmd = [sys.executable, "-m", "scrapy", *args, "-s", f"REDIS_URL={redis_url}"]
     return subprocess.run(cmd, cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=60)
+
+
+def test_recrawl_on_a_cluster(cluster: LocalCluster, tmp_path: Path) -> None:
+    """Re-crawl state lives on the crawl's own slot: `scrapy recrawl` and a seedless
+    crawl re-visit a host with conditional GETs on the cluster too."""
+    spec = WebSpec(hosts=[HostSpec("v.test", pages=3, validators=True), HostSpec("w.test")])
+    with TestWeb(spec, lifetime=120) as web:
+        settings = settings_for(web, REDIS_URL=cluster.url)
+        seeds = write_seeds(tmp_path / "seeds.txt", web.seeds)
+        first = run_crawl(seeds, tmp_path / "data", settings, timeout=120)
+        assert first.returncode == 0, first.log[-3000:]
+        before = len(web.requests())
+        marked = verb("recrawl", "--host", "v.test", redis_url=cluster.url)
+        assert marked.returncode == 0 and "4 stored URLs due now" in marked.stdout, marked
+        again = run_crawl(None, tmp_path / "data", settings, timeout=120)
+        assert again.returncode == 0, again.log[-3000:]
+        revisits = web.requests()[before:]
+    assert len(revisits) == 4 and all(r["status"] == 304 and r.get("inm") for r in revisits)
+    assert {row["change"] for row in again.items} == {"not_modified"}
