@@ -234,3 +234,36 @@ def test_sitemap_lastmod_makes_a_changed_page_due(tmp_path: Path) -> None:
     page = next(r for r in again.items if r["url"].endswith("/page/1"))
     assert page["change"] == "changed" and page["status"] == 200
     assert "'recrawl/lastmod_due': 1" in again.log
+
+
+def test_recrawl_share_splits_an_ips_fetches(tmp_path: Path) -> None:
+    """Re-crawls of one host and new pages of another on the same IP: while both wait,
+    the IP's fetches alternate (RECRAWL_SHARE 0.5), as the server's log shows."""
+    spec = WebSpec(
+        hosts=[
+            HostSpec("old.test", ip_group="one", pages=11, validators=True),
+            HostSpec("new.test", ip_group="one", pages=30),
+        ]
+    )
+    with TestWeb(spec, lifetime=200) as web:
+        settings = {"DNS_HOSTS_MAP": web.hosts_map_setting(), "FRONTIER_DELAY": 0.1}
+        old = write_seeds(tmp_path / "old.txt", [web.url("old.test")])
+        # old.test links to new.test: keep new.test out of the first crawl.
+        first_settings = {**settings, "URL_BLOCKLIST": "host:new.test"}
+        first = run_crawl(old, tmp_path / "data", first_settings, timeout=120)
+        assert first.returncode == 0, first.log[-3000:]
+        stored = {i["url"] for i in first.items}
+        assert stored and all("old.test" in url for url in stored)
+        for args in (("unblock", "host:new.test"), ("recrawl", "--host", "old.test")):
+            done = scrapy(*args, data_dir=tmp_path / "data")
+            assert done.returncode == 0, done.stderr
+        before = len(web.requests())
+        new_pages = [web.url("new.test", f"/page/{n}") for n in range(1, 31)]
+        seeds = write_seeds(tmp_path / "new.txt", new_pages)
+        again = run_crawl(seeds, tmp_path / "data", settings, timeout=120)
+        assert again.returncode == 0, again.log[-3000:]
+        log = [r for r in web.requests()[before:] if r["path"] != "/robots.txt"]
+    kinds = ["re" if r["url"] in stored else "new" for r in log]
+    assert kinds.count("re") == len(stored)
+    contested = kinds[: 2 * len(stored) - 2]  # both kinds still queued
+    assert abs(contested.count("re") / len(contested) - 0.5) <= 0.15, kinds
