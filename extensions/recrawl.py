@@ -279,7 +279,7 @@ class RecrawlStore:
         # A few visits give a noisy estimate; one that steered the schedule could cap
         # a page as a fast mover (RECRAWL_MAX_INTERVAL) on a fluke.
         known = len(obs) >= self.config.min_history
-        bucket = rate_bucket(rate) if known else NEW_BUCKET
+        bucket = self._bucket(rate, sum(1 for _, c, _ in obs if c)) if known else NEW_BUCKET
         interval = self.schedule.interval(bucket)
         if not known:
             interval = self._first_interval(fetch, interval)
@@ -311,6 +311,21 @@ class RecrawlStore:
             )
         keys = [self.keys.recrawl_due, self.keys.recrawl_rates, self.keys.recrawl_claims]
         await self._commit(keys=[*keys, self.keys.doc(fp)], args=[json.dumps(payload)])
+
+    def _bucket(self, rate: float, changes: int) -> str:
+        """The URL's histogram bucket. Giving up on a page (RECRAWL_MAX_INTERVAL: a fast
+        mover under the cap, or a page the optimum does not fetch) is the costly mistake,
+        so it is decided on a cautious estimate, one standard error (rate / sqrt(changes))
+        lower: a page just past the threshold on a high estimate keeps being visited."""
+        bucket = rate_bucket(rate)
+        if changes == 0 or self.schedule.interval(bucket) < self.config.schedule.max_interval:
+            return bucket
+        cautious = rate_bucket(rate * max(0.0, 1 - changes**-0.5))
+        return (
+            cautious
+            if self.schedule.interval(cautious) < self.schedule.interval(bucket)
+            else bucket
+        )
 
     def _first_interval(self, fetch: Fetch, interval: float) -> float:
         """Last-Modified hint for a URL without enough history: a page modified an hour ago

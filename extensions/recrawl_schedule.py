@@ -22,6 +22,7 @@ Every interval is clamped to [RECRAWL_MIN_INTERVAL, RECRAWL_MAX_INTERVAL].
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from extensions.recrawl_policy import POLICIES, allocate, freshness
@@ -73,6 +74,9 @@ class RecrawlSchedule:
     def __init__(self, config: ScheduleConfig) -> None:
         self.config = config
         self.intervals: dict[str, float] = {}
+        # Frequency of any rate under the current histogram, where the policy has a
+        # closed form (uniform with its cap, proportional); None for the optimum.
+        self._frequency: Callable[[float], float] | None = None
 
     def update(self, histogram: dict[str, int]) -> None:
         counts = {b: c for b, c in histogram.items() if c > 0 and b != NEW_BUCKET}
@@ -82,44 +86,51 @@ class RecrawlSchedule:
         # Pages without an estimate take their uniform share first.
         budget = sum(weights) / self.config.interval
         if self.config.policy == "uniform":
-            frequencies = self._uniform_with_cap(rates, weights, budget)
+            self._frequency = self._uniform_with_cap(rates, weights, budget)
+        elif self.config.policy == "proportional":
+            total = sum(r * w for r, w in zip(rates, weights, strict=True))
+            self._frequency = (lambda r: budget * r / total) if total else None
+        else:
+            self._frequency = None
+        if self._frequency is not None:
+            frequencies = [self._frequency(r) for r in rates]
         else:
             frequencies = allocate(rates, budget, self.config.policy, weights)
         self.intervals = {b: self._clamp(f) for b, f in zip(buckets, frequencies, strict=True)}
 
     def _uniform_with_cap(
         self, rates: list[float], weights: list[int], budget: float
-    ) -> list[float]:
+    ) -> Callable[[float], float]:
         slow = 1.0 / self.config.max_interval
-        fast = [freshness(r, self.config.interval) < self.config.cap_freshness for r in rates]
+        fast = [self._fast(r) for r in rates]
         fast_pages = sum(w for w, f in zip(weights, fast, strict=True) if f)
         others = sum(weights) - fast_pages
-        if others == 0:
-            return [slow] * len(rates)
-        share = (budget - fast_pages * slow) / others
-        return [slow if f else share for f in fast]
+        share = (budget - fast_pages * slow) / others if others else 1.0 / self.config.interval
+        return lambda rate: slow if self._fast(rate) else share
+
+    def _fast(self, rate: float) -> bool:
+        """Changes too fast to keep fresh even at the uniform interval (the cap)."""
+        return freshness(rate, self.config.interval) < self.config.cap_freshness
 
     def _clamp(self, frequency: float) -> float:
         interval = 1.0 / frequency if frequency > 0 else math.inf
         return min(max(interval, self.config.min_interval), self.config.max_interval)
 
     def interval(self, bucket: str) -> float:
-        """Revisit interval of a URL in `bucket`; a bucket the last histogram did not
-        have takes its nearest neighbour's (the next refresh includes it)."""
+        """Revisit interval of a URL in `bucket`. A bucket the last histogram did not
+        have gets the policy's closed form, or (optimal) its nearest neighbour's; the
+        next refresh includes it."""
         if bucket == NEW_BUCKET or not self.intervals:
             return self.config.interval
         found = self.intervals.get(bucket)
         if found is not None:
             return found
+        if self._frequency is not None:
+            return self._clamp(self._frequency(bucket_rate(bucket)))
         if bucket == ZERO_BUCKET:
-            return (
-                self.config.interval
-                if self.config.policy == "uniform"
-                else self.config.max_interval
-            )
-        target = int(bucket)
+            return self.config.max_interval  # the optimum never fetches a static page
         rated = [b for b in self.intervals if b != ZERO_BUCKET]
         if not rated:
             return self.config.interval
-        nearest = min(rated, key=lambda b: abs(int(b) - target))
+        nearest = min(rated, key=lambda b: abs(int(b) - int(bucket)))
         return self.intervals[nearest]

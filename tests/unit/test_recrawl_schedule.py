@@ -73,13 +73,19 @@ def test_proportional_and_optimal_spend_the_same_budget() -> None:
     assert results["optimal"] >= results["uniform"] > results["proportional"]
 
 
-def test_intervals_are_clamped_and_unknown_buckets_take_a_neighbour() -> None:
+def test_intervals_are_clamped_and_unknown_buckets_follow_the_policy() -> None:
     schedule = RecrawlSchedule(config("proportional", min_interval=HOUR))
-    schedule.update({rate_bucket(100 / DAY): 1, rate_bucket(0.01 / DAY): 1, ZERO_BUCKET: 1})
-    assert schedule.interval(rate_bucket(100 / DAY)) >= HOUR
+    known = rate_bucket(100 / DAY)
+    schedule.update({known: 1, rate_bucket(0.01 / DAY): 1, ZERO_BUCKET: 1})
+    assert schedule.interval(known) >= HOUR
     assert schedule.interval(ZERO_BUCKET) == 30 * DAY  # proportional: never changes, max
-    near = rate_bucket(110 / DAY)
-    assert schedule.interval(near) == schedule.interval(rate_bucket(100 / DAY))
+    # Not in the histogram: proportional's closed form (interval ~ 1 / rate).
+    other = rate_bucket(25 / DAY)
+    ratio = schedule.interval(other) / schedule.interval(known)
+    assert ratio == pytest.approx(bucket_rate(known) / bucket_rate(other))
+    optimal = RecrawlSchedule(config("optimal"))
+    optimal.update({known: 1, rate_bucket(0.5 / DAY): 1})
+    assert optimal.interval(rate_bucket(110 / DAY)) == optimal.interval(known)  # neighbour
 
 
 @pytest.mark.parametrize(

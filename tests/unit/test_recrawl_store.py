@@ -214,3 +214,21 @@ async def redis_client_hgetall(redis_url: str, key: str) -> dict[str, int]:
     raw = await client.hgetall(key)
     await client.aclose()
     return {k.decode(): int(v) for k, v in raw.items()}
+
+
+def test_a_page_is_capped_only_on_a_cautious_estimate(redis_url, redis_client) -> None:
+    """Uniform at 100 s with the cap at F < 0.2 (lambda > ~0.05/s): a page estimated at
+    0.06/s from 4 changes is not given up on (one standard error lower is 0.03/s); one
+    estimated at 0.5/s from 16 changes is."""
+
+    async def go() -> tuple[float, float]:
+        store = make_store(redis_url)
+        fast, borderline = rate_bucket(0.5), rate_bucket(0.06)
+        store.schedule.update({fast: 1, borderline: 1, rate_bucket(0.001): 10})
+        assert store.schedule.interval(borderline) == store.schedule.interval(fast) == 10_000.0
+        out = (store._bucket(0.06, 4), store._bucket(0.5, 16))
+        await store.close()
+        return store.schedule.interval(out[0]), store.schedule.interval(out[1])
+
+    borderline, fast = run(go())
+    assert borderline < 10_000.0 and fast == 10_000.0
