@@ -163,7 +163,9 @@ def test_reopen_keeps_generations_and_approx_len(
     keys = random_keys(random.Random(2), 2500)
     with make(data_dir, capacity=2000, growth=1) as seen:
         seen.record(keys)
-        assert seen.approx_len() == 2500
+        # A key whose insertion was a Bloom false positive (~7e-5 each at 20 bits/key,
+        # hashes seeded per filter) is not counted: 2500 x 7e-5 = 0.17 expected misses.
+        assert 2500 - 3 <= seen.approx_len() <= 2500
         assert seen.generations == 2
     caplog.clear()
     with make(data_dir, capacity=2000, growth=1, exact=False) as again:
