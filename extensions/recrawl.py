@@ -18,14 +18,14 @@ from __future__ import annotations
 import json
 import weakref
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 
 from extensions.frontier.keys import FrontierKeys
+from extensions.frontier.settings import priority_weights
+from extensions.http_dates import http_time
 from extensions.recrawl_policy import estimate_rate
 from extensions.recrawl_schedule import (
     NEW_BUCKET,
@@ -170,14 +170,6 @@ class Claim:
     rows: list[list[str]]  # [fp, url, etag, last_modified, callback, depth] per claimed URL
 
 
-def http_time(value: str) -> float | None:
-    """Epoch seconds of an HTTP date (Last-Modified), None when unparsable."""
-    try:
-        return parsedate_to_datetime(value).timestamp()
-    except (TypeError, ValueError, IndexError):
-        return None
-
-
 def change_age(fetch: Fetch, prev: DocState) -> float:
     """Seconds between the page's last change and this fetch, from Last-Modified, or -1
     when unknown: no change seen, no date, or a date before our previous visit although
@@ -188,20 +180,6 @@ def change_age(fetch: Fetch, prev: DocState) -> float:
     # HTTP dates are whole seconds, truncated: the change was within the second after
     # the date, so take its middle.
     return round(max(0.05, fetch.at - modified - 0.5), 3)
-
-
-def w3c_time(value: Any) -> float | None:
-    """Epoch seconds of a sitemap <lastmod> (W3C datetime: a date, or a date and time
-    with a zone; a time without zone is taken as UTC), None when absent or unparsable."""
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.strip())
-    except ValueError:
-        return None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed.timestamp()
 
 
 class RecrawlStore:
@@ -351,8 +329,7 @@ def recrawl_store(crawler: Crawler) -> RecrawlStore | None:
     settings = crawler.settings
     store = None
     if settings.getbool("RECRAWL_ENABLED", True):
-        weights = settings.getlist("FRONTIER_PRIORITY_WEIGHTS", [16, 8, 4, 2, 1])
-        config = RecrawlConfig.from_settings(settings, len(weights))
+        config = RecrawlConfig.from_settings(settings, len(priority_weights(settings)))
         assert crawler.spider is not None
         crawl = settings.get("FRONTIER_CRAWL_NAME") or crawler.spider.name
         client = redis_lifecycle(crawler).async_client()

@@ -43,6 +43,11 @@ class RecrawlFeeder:
         self.due = None
         self.next_tick = 0.0
 
+    async def postpone(self, fp: str, now: float) -> None:
+        """A claimed URL the frontier will not fetch now (blocked, robots.txt): due
+        again after RECRAWL_INTERVAL, not every RECRAWL_CLAIM_TTL."""
+        await self.store.postpone(fp, now + self.config.schedule.interval)
+
     async def feed(self, recrawl_queued: int, now: float) -> list[Request]:
         self.next_tick = now + self.config.tick
         room = min(self.config.batch, self.config.max_queued - recrawl_queued)

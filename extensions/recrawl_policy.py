@@ -155,9 +155,7 @@ def estimate_rate(
     unbounded, so the estimate is the bias-reduced (n + 0.5) / (total + 0.5 min t)."""
     ages = list(ages) if ages is not None else [None] * len(intervals)
     visits = [
-        (t, c, a if c else None)
-        for t, c, a in zip(intervals, changed, ages, strict=True)
-        if t > 0
+        (t, c, a if c else None) for t, c, a in zip(intervals, changed, ages, strict=True) if t > 0
     ]
     if not visits or not any(c for _, c, _ in visits):
         return 0.0

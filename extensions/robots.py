@@ -23,7 +23,6 @@ Origins, the Redis-shared cache and sitemap parsing live in :mod:`extensions.rob
 
 from __future__ import annotations
 
-import email.utils
 import functools
 import json
 import logging
@@ -35,6 +34,8 @@ from typing import Any, NoReturn, Protocol
 from urllib.parse import urljoin, urlsplit
 
 from protego import Protego
+
+from extensions.http_dates import http_time
 
 logger = logging.getLogger(__name__)
 
@@ -410,10 +411,10 @@ def _retry_after_ttl(
     if value.isdigit():
         seconds = float(value)
     else:
-        try:
-            seconds = email.utils.parsedate_to_datetime(value).timestamp() - now
-        except (TypeError, ValueError, IndexError, OverflowError):
+        when = http_time(value)
+        if when is None:
             return None
+        seconds = when - now
     floor = min(policy.error_ttl, RETRY_AFTER_FLOOR)
     return min(max(seconds, floor), policy.max_error_ttl)
 

@@ -106,7 +106,7 @@ class Command(OperatorCommand):
     ) -> dict[str, Any]:
         """Stored URLs under re-crawl, how many are due, and the change-rate histogram
         (changes per day at each bucket's middle -> URLs)."""
-        histogram = {k.decode(): int(v) for k, v in client.hgetall(keys.recrawl_rates).items()}
+        histogram = _sum_hashes(client, [keys.recrawl_rates])
         by_rate = {
             (b if b in (NEW_BUCKET, ZERO_BUCKET) else f"{bucket_rate(b) * 86400:.3g}/day"): n
             for b, n in sorted(histogram.items(), key=lambda kv: _bucket_order(kv[0]))

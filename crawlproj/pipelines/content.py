@@ -28,7 +28,7 @@ from crawlproj.checkpoint import checkpoint_for
 from crawlproj.items import PageItem
 from crawlproj.pipelines.recrawl import PREV_STATE_META
 from extensions.frontier.keys import FrontierKeys
-from extensions.neardup import DEFAULT_MAX_DISTANCE, content_hash, fingerprint
+from extensions.neardup import DEFAULT_MAX_DISTANCE, content_hash, fingerprint, hamming
 from extensions.neardup_index import SimhashIndex, plan_blocks
 from extensions.pagestore import is_html_type
 from extensions.redis_conn import RedisUnavailable, redis_for
@@ -214,8 +214,7 @@ class ContentDedupPipeline:
             return False
         if signature.words < self.config.min_words:
             return False
-        distance = bin(signature.simhash ^ int(prev.simhash, 16)).count("1")
-        return distance <= self.config.max_distance
+        return hamming(signature.simhash, int(prev.simhash, 16)) <= self.config.max_distance
 
     def _near(self, signature: Signature, url: str) -> tuple[str | None, str]:
         if signature.simhash is None:

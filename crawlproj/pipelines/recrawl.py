@@ -23,6 +23,7 @@ from scrapy.exceptions import NotConfigured
 
 from crawlproj.checkpoint import checkpoint_for
 from crawlproj.items import PageItem
+from crawlproj.pipelines.metadata import simhash_hex
 from extensions.frontier.admission import seen_key
 from extensions.recrawl import DocState, Fetch, RecrawlStore, recrawl_store
 
@@ -128,12 +129,11 @@ class RecrawlCommitPipeline(_RecrawlPipeline):
                 fields[key] = item[name]
         if item.get("change") in ("unchanged", "not_modified"):
             return fields
-        simhash = item.get("simhash")
         fields.update(
             etag=item.get("etag") or "",
             lm=item.get("last_modified") or "",
             ch=item.get("content_hash") or "",
-            sh=f"{simhash:016x}" if simhash is not None else "",
+            sh=simhash_hex(item.get("simhash")) or "",
             ref=item.get("content_ref") or "",
             dup=item.get("duplicate_of") or "",
         )

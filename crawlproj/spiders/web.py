@@ -29,6 +29,7 @@ from crawlproj.feeds import add_default_feed
 from crawlproj.items import PageItem
 from crawlproj.links import extract_links
 from crawlproj.seeds import SeedLine, read_seed_arg
+from extensions.frontier.settings import priority_weights
 from extensions.pagestore import StoreUnavailable
 from extensions.robots_cache import parse_sitemap
 
@@ -185,7 +186,7 @@ class WebSpider(scrapy.Spider):
 
     @property
     def lowest_priority(self) -> int:
-        return len(self.crawler.settings.getlist("FRONTIER_PRIORITY_WEIGHTS", [0] * 5)) - 1
+        return len(priority_weights(self.crawler.settings)) - 1
 
     def page_item(self, response: Response) -> PageItem:
         redirects = response.meta.get("redirect_urls") or []

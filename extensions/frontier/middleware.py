@@ -7,13 +7,14 @@ and timeouts for quarantine, before retry or redirect middlewares act on them.
 
 from __future__ import annotations
 
-import email.utils
 import time
 from typing import TYPE_CHECKING
 
 from scrapy.exceptions import DownloadTimeoutError
 from twisted.internet.error import TCPTimedOutError
 from twisted.internet.error import TimeoutError as TxTimeoutError
+
+from extensions.http_dates import http_time
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -33,9 +34,8 @@ def retry_after_seconds(value: bytes | None, now: float | None = None) -> float 
     text = value.decode("latin-1").strip()
     if text.isdigit():
         return float(text)
-    try:
-        when = email.utils.parsedate_to_datetime(text).timestamp()
-    except (TypeError, ValueError):
+    when = http_time(text)
+    if when is None:
         return None
     return max(0.0, when - (time.time() if now is None else now))
 

@@ -31,7 +31,8 @@ from extensions.frontier.records import RecordError, decode_request
 from extensions.frontier.robots_gate import RobotsGate
 from extensions.frontier.settings import frontier_config, scheduler_settings
 from extensions.frontier.sharded import ShardedFrontier, crawl_shards, open_frontier
-from extensions.recrawl import RecrawlConfig, recrawl_store, w3c_time
+from extensions.http_dates import w3c_time
+from extensions.recrawl import RecrawlConfig, recrawl_store
 from extensions.recrawl_feed import RecrawlFeeder
 from extensions.redis_conn import (
     RedisUnavailable,
@@ -493,8 +494,7 @@ class FrontierScheduler:
                 self.stats.inc_value("recrawl/fed")
                 continue
             self.stats.inc_value("recrawl/refused")
-            later = now + feeder.config.schedule.interval
-            await feeder.store.postpone(request.meta["recrawl"], later)
+            await feeder.postpone(request.meta["recrawl"], now)
         self.stats.set_value("recrawl/due_now", feeder.due)
 
     def _dispatch(self, request: Request) -> None:
@@ -589,10 +589,7 @@ class FrontierScheduler:
         self._kick_flush()
         fp = request.meta.get("recrawl")
         if fp and self.feeder is not None:
-            # A stored URL now blocked or disallowed: asked again after an interval,
-            # not every RECRAWL_CLAIM_TTL.
-            later = time.time() + self.feeder.config.schedule.interval
-            self._spawn(self._guarded(self.feeder.store.postpone(fp, later)))
+            self._spawn(self._guarded(self.feeder.postpone(fp, time.time())))
 
     async def _refresh_blocklist(self) -> None:
         """Operators change the blocklist in Redis while the crawl runs."""

@@ -29,7 +29,8 @@ class SchedulerSettings:
     shards: int  # 0 = auto (sharded.crawl_shards)
 
 
-def _weights(settings: BaseSettings) -> tuple[int, ...]:
+def priority_weights(settings: BaseSettings) -> tuple[int, ...]:
+    """FRONTIER_PRIORITY_WEIGHTS: one weight per front queue, priority 0 first."""
     raw = settings.getlist("FRONTIER_PRIORITY_WEIGHTS", ["16", "8", "4", "2", "1"])
     try:
         return tuple(int(w) for w in raw)
@@ -52,7 +53,7 @@ def frontier_config(settings: BaseSettings) -> FrontierConfig:
             delay=settings.getfloat("FRONTIER_DELAY", 1.0),
             back_queues=settings.getint("FRONTIER_BACK_QUEUES", 1024),
             ip_concurrency=settings.getint("FRONTIER_IP_CONCURRENCY", 1),
-            weights=_weights(settings),
+            weights=priority_weights(settings),
             lease_ttl=lease_ttl,
             backoff_base=settings.getfloat("FRONTIER_BACKOFF_BASE", 5.0),
             backoff_max=settings.getfloat("FRONTIER_BACKOFF_MAX", 600.0),

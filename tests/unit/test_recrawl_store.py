@@ -11,7 +11,8 @@ import pytest
 import redis.asyncio as aioredis
 
 from extensions.frontier.keys import FrontierKeys
-from extensions.recrawl import DocState, Fetch, RecrawlConfig, RecrawlStore, lua, w3c_time
+from extensions.http_dates import w3c_time
+from extensions.recrawl import DocState, Fetch, RecrawlConfig, RecrawlStore, lua
 from extensions.recrawl_schedule import NEW_BUCKET, ScheduleConfig, rate_bucket
 
 T0 = 1_700_000_000.0
