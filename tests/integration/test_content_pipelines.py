@@ -12,7 +12,7 @@ import gzip
 import hashlib
 import logging
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +84,24 @@ class Harness:
         return out, outcome
 
 
+    def run_twins(self, paths: Iterable[str]) -> list[Any]:
+        """Open, put the twin site's `paths` through the pipelines in order, close:
+        the row of each (None where it was dropped)."""
+        site = pages()
+
+        async def go() -> list[Any]:
+            await self.open()
+            try:
+                return [
+                    (await self.page(f"http://twins.test{p}", site[p][1], site[p][0]))[0]
+                    for p in paths
+                ]
+            finally:
+                await self.close()
+
+        return run(go())
+
+
 class ClosingEngine:
     """Stands in for the engine a crawl would have: records close requests."""
 
@@ -144,18 +162,8 @@ def test_a_body_lands_gzipped_under_its_sha256(moto_s3, bucket, base_settings) -
 
 def test_duplicates_upload_nothing(moto_s3, bucket, base_settings) -> None:
     harness = Harness({**base_settings, **moto_s3.settings(f"s3://{bucket}/p")})
-    site = pages()
     order = ["/doc", "/doc-copy", "/doc-updated", "/doc-all", "/other", "/notes.txt"]
-
-    async def go() -> dict[str, Any]:
-        await harness.open()
-        try:
-            return {p: (await harness.page(f"http://twins.test{p}", site[p][1], site[p][0]))[0]
-                    for p in order}  # fmt: skip
-        finally:
-            await harness.close()
-
-    items = run(go())
+    items = dict(zip(order, harness.run_twins(order), strict=True))
     original = "http://twins.test/doc"
     assert items["/doc"]["content_ref"] and items["/doc"]["duplicate_of"] is None
     for path in ("/doc-copy", "/doc-updated", "/doc-all"):
@@ -175,19 +183,7 @@ def test_an_exact_copy_of_a_near_duplicate_points_at_the_stored_original(
     moto_s3, bucket, base_settings
 ) -> None:
     harness = Harness({**base_settings, **moto_s3.settings(f"s3://{bucket}")})
-    site = pages()
-
-    async def go() -> list[Any]:
-        await harness.open()
-        try:
-            return [
-                (await harness.page(f"http://twins.test{p}", site[p][1]))[0]
-                for p in ("/doc-updated", "/doc", "/doc-copy")
-            ]
-        finally:
-            await harness.close()
-
-    updated, doc, copy = run(go())
+    updated, doc, copy = harness.run_twins(("/doc-updated", "/doc", "/doc-copy"))
     assert updated["content_ref"] and doc["duplicate_of"] == updated["url"]
     assert copy["duplicate_of"] == updated["url"]  # not /doc, whose body is not stored
 
@@ -253,18 +249,7 @@ def test_an_unreachable_store_fails_the_checkpoint_after_retries(
 def test_the_file_store_keeps_the_same_layout(tmp_path: Path, base_settings) -> None:
     harness = Harness({**base_settings, "PAGESTORE_URI": f"file://{tmp_path}/pages"})
     site = pages()
-
-    async def go() -> list[Any]:
-        await harness.open()
-        try:
-            return [
-                (await harness.page(f"http://twins.test{p}", site[p][1]))[0]
-                for p in ("/doc", "/doc-updated", "/other")
-            ]
-        finally:
-            await harness.close()
-
-    doc, updated, other = run(go())
+    doc, updated, other = harness.run_twins(("/doc", "/doc-updated", "/other"))
     files = sorted(p.relative_to(tmp_path / "pages") for p in (tmp_path / "pages").rglob("*.gz"))
     digests = [hashlib.sha256(site[p][1]).hexdigest() for p in ("/doc", "/other")]
     assert files == sorted(Path(d[:2]) / f"{d}.html.gz" for d in digests)
