@@ -34,6 +34,7 @@ from extensions.recrawl_schedule import (
     rate_bucket,
 )
 from extensions.redis_conn import redis_lifecycle
+from extensions.settings_check import require
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -63,17 +64,27 @@ class RecrawlConfig:
     schedule: ScheduleConfig = field(default_factory=ScheduleConfig)
 
     def __post_init__(self) -> None:
-        for name, ok in (
-            ("RECRAWL_BATCH", self.batch >= 1),
-            ("RECRAWL_MAX_QUEUED", self.max_queued >= 1),
-            ("RECRAWL_CLAIM_TTL", self.claim_ttl > 0),
-            ("RECRAWL_HISTORY", self.history >= 1),
-            ("RECRAWL_MIN_HISTORY", 1 <= self.min_history <= self.history),
-            ("RECRAWL_TICK", self.tick > 0),
-            ("RECRAWL_SCHEDULE_REFRESH", self.schedule_refresh > 0),
-        ):
-            if not ok:
-                raise ValueError(f"invalid re-crawl setting {name} ({self})")
+        require(
+            [
+                ("RECRAWL_BATCH", self.batch, self.batch >= 1, ">= 1"),
+                ("RECRAWL_MAX_QUEUED", self.max_queued, self.max_queued >= 1, ">= 1"),
+                ("RECRAWL_CLAIM_TTL", self.claim_ttl, self.claim_ttl > 0, "> 0"),
+                ("RECRAWL_HISTORY", self.history, self.history >= 1, ">= 1"),
+                (
+                    "RECRAWL_MIN_HISTORY",
+                    self.min_history,
+                    1 <= self.min_history <= self.history,
+                    f"in 1..RECRAWL_HISTORY ({self.history})",
+                ),
+                ("RECRAWL_TICK", self.tick, self.tick > 0, "> 0"),
+                (
+                    "RECRAWL_SCHEDULE_REFRESH",
+                    self.schedule_refresh,
+                    self.schedule_refresh > 0,
+                    "> 0",
+                ),
+            ]
+        )
 
     @classmethod
     def from_settings(cls, settings: BaseSettings, priorities: int) -> RecrawlConfig:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 from scrapy.exceptions import NotConfigured, UsageError
 
+import crawlproj.settings
 from crawlproj.pipelines.store import check_content_settings
 from crawlproj.seeds import SeedError, read_seed_arg
 from extensions.dns_cache import DnsSettings
@@ -24,6 +25,7 @@ from extensions.pagestore import StoreUnavailable
 from extensions.recrawl import RecrawlConfig
 from extensions.redis_conn import RedisUnavailable, connect_url
 from extensions.seen import SeenConfig
+from extensions.settings_check import check_types
 from extensions.url_filters import compile_block_rules
 
 if TYPE_CHECKING:
@@ -41,6 +43,7 @@ class StartupError(RuntimeError):
 
 def preflight(settings: BaseSettings, spider_args: dict[str, str]) -> None:
     try:
+        check_types(settings, crawlproj.settings)
         if "seeds" in spider_args:  # none: resume what the frontier holds
             read_seed_arg(spider_args["seeds"], report=False)
         DnsSettings.from_settings(settings)

@@ -18,6 +18,7 @@ from redis.asyncio import Redis
 
 from extensions.frontier.keys import FrontierKeys
 from extensions.frontier.lua_scripts import ENTRY_SCRIPTS, script_source
+from extensions.settings_check import require
 
 
 @dataclass(frozen=True)
@@ -40,24 +41,49 @@ class FrontierConfig:
     recrawl_share: float = 0.5  # fetches of an IP given to re-crawls when both kinds wait
 
     def __post_init__(self) -> None:
-        problems = [
-            ("FRONTIER_DELAY", self.delay >= 0),
-            ("FRONTIER_BACK_QUEUES", self.back_queues >= 1),
-            ("FRONTIER_IP_CONCURRENCY", self.ip_concurrency >= 1),
-            ("FRONTIER_PRIORITY_WEIGHTS", bool(self.weights) and min(self.weights) > 0),
-            ("FRONTIER_LEASE_TTL", self.lease_ttl > 0),
-            ("FRONTIER_BACKOFF_BASE", self.backoff_base > 0),
-            ("FRONTIER_BACKOFF_MAX", self.backoff_max >= self.backoff_base),
-            ("FRONTIER_QUARANTINE_AFTER", self.quarantine_after >= 1),
-            ("FRONTIER_QUARANTINE_S", self.quarantine_s >= 0),
-            ("FRONTIER_ADAPTIVE_DELAY_FACTOR", self.adaptive_factor >= 0),
-            ("FRONTIER_MAX_PAGES_PER_HOST", self.max_pages_per_host >= 0),
-            ("URL_MAX_PER_PATTERN", self.max_per_pattern >= 0),
-            ("RECRAWL_SHARE", 0 <= self.recrawl_share <= 1),
-        ]
-        bad = [name for name, ok in problems if not ok]
-        if bad:
-            raise ValueError(f"invalid frontier setting {bad[0]} ({self})")
+        weights_ok = bool(self.weights) and min(self.weights) > 0
+        require(
+            [
+                ("FRONTIER_DELAY", self.delay, self.delay >= 0, ">= 0"),
+                ("FRONTIER_BACK_QUEUES", self.back_queues, self.back_queues >= 1, ">= 1"),
+                ("FRONTIER_IP_CONCURRENCY", self.ip_concurrency, self.ip_concurrency >= 1, ">= 1"),
+                ("FRONTIER_PRIORITY_WEIGHTS", list(self.weights), weights_ok, "weights > 0"),
+                ("FRONTIER_LEASE_TTL", self.lease_ttl, self.lease_ttl > 0, "> 0"),
+                ("FRONTIER_BACKOFF_BASE", self.backoff_base, self.backoff_base > 0, "> 0"),
+                (
+                    "FRONTIER_BACKOFF_MAX",
+                    self.backoff_max,
+                    self.backoff_max >= self.backoff_base,
+                    f">= FRONTIER_BACKOFF_BASE ({self.backoff_base})",
+                ),
+                (
+                    "FRONTIER_QUARANTINE_AFTER",
+                    self.quarantine_after,
+                    self.quarantine_after >= 1,
+                    ">= 1",
+                ),
+                ("FRONTIER_QUARANTINE_S", self.quarantine_s, self.quarantine_s >= 0, ">= 0"),
+                (
+                    "FRONTIER_ADAPTIVE_DELAY_FACTOR",
+                    self.adaptive_factor,
+                    self.adaptive_factor >= 0,
+                    ">= 0",
+                ),
+                (
+                    "FRONTIER_MAX_PAGES_PER_HOST",
+                    self.max_pages_per_host,
+                    self.max_pages_per_host >= 0,
+                    ">= 0 (0 = no budget)",
+                ),
+                (
+                    "URL_MAX_PER_PATTERN",
+                    self.max_per_pattern,
+                    self.max_per_pattern >= 0,
+                    ">= 0 (0 = no cap)",
+                ),
+                ("RECRAWL_SHARE", self.recrawl_share, 0 <= self.recrawl_share <= 1, "in 0..1"),
+            ]
+        )
 
     @property
     def priorities(self) -> int:
