@@ -150,6 +150,7 @@ class Command(OperatorCommand):
             "host": host,
             "ip": ip,
             "queued_in_back_queue": client.llen(shard.back_queue(ip)),
+            "queued_in_recrawl_queue": client.llen(shard.recrawl_queue(ip)),
             "has_back_queue": bool(client.sismember(shard.key("active"), ip)),
             "next_fetch_at": client.zscore(shard.key("ready"), ip),
             "in_flight": int(state.get("inflight", 0)),
