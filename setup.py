@@ -12,7 +12,8 @@ setup(
     packages=find_packages(include=["crawlproj*", "extensions*"]),
     package_data={
         "extensions.frontier": ["lua/*.lua"],
-        "extensions": ["neardup_lua/*.lua", "recrawl_lua/*.lua"],
+        "extensions": ["recrawl_lua/*.lua"],
+        "extensions.content": ["lua/*.lua"],
     },
     include_package_data=True,
     entry_points={"scrapy": ["settings = crawlproj.settings"]},

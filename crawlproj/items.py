@@ -30,13 +30,22 @@ class PageItem(scrapy.Item):
     extracted = scrapy.Field()
     # -- the content (pipelines) --
     content_hash = scrapy.Field()  # sha256 hex of the whitespace-normalised body
-    simhash = scrapy.Field()  # 64-bit simhash of the visible text (int); None if no text
+    # sha256 hex of the page's main text (extensions/content/main_text.py): equal on a
+    # re-fetch = unchanged, whatever the furniture around it did; None if no text
+    text_hash = scrapy.Field()
+    simhash = scrapy.Field()  # 64-bit simhash of the main text's 3-word shingles; None if none
     simhash_hex = scrapy.Field()  # the same as 16 hex digits
     duplicate_of = scrapy.Field()  # URL of the earlier exact/near duplicate, else None
+    # Bits between this simhash and the near duplicate's original, or (a re-fetch)
+    # the stored copy's; None when there is nothing to compare with.
+    simhash_distance = scrapy.Field()
+    # Near duplicates: the estimated 5-shingle resemblance with the original (>=
+    # NEARDUP_MIN_RESEMBLANCE); 1.0 for exact duplicates; None otherwise.
+    resemblance = scrapy.Field()
     content_ref = scrapy.Field()  # URI of the stored body (s3://... or file://...), else None
     # -- freshness (re-crawl pipelines) --
-    # new (first fetch) | changed | unchanged (same hash, or simhash within
-    # NEARDUP_MAX_DISTANCE: not stored again) | not_modified (304) | gone (404/410)
+    # new (first fetch) | changed | unchanged (same body hash, or same main text:
+    # not stored again) | not_modified (304) | gone (404/410)
     change = scrapy.Field()
     change_rate = scrapy.Field()  # estimated changes per second after this visit
 
@@ -59,9 +68,12 @@ ROW_FIELDS: tuple[str, ...] = (
     "canonical",
     "extracted",
     "content_hash",
+    "text_hash",
     "simhash",
     "simhash_hex",
     "duplicate_of",
+    "simhash_distance",
+    "resemblance",
     "content_ref",
     "change",
     "change_rate",

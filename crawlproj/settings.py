@@ -202,16 +202,21 @@ ITEM_PIPELINES = {
     "crawlproj.pipelines.metadata.MetadataPipeline": 500,
 }
 
-# --- Near-duplicates (simhash index shared through Redis) --------------------------------
+# --- Near-duplicates (main text; simhash index + sketches shared through Redis) -----------
 # Check pages against the simhash index; False = exact (content hash) duplicates only.
 NEARDUP_ENABLED = True
-# Differing bits that still make a near duplicate; tests/corpus: precision 1.0, recall 0.97 at 7.
-NEARDUP_MAX_DISTANCE = 7
-# Blocks of the 64-bit fingerprint in the index (4 blocks at distance 7: 68 look-ups/probe).
+# Simhash bits within which the index proposes a candidate (3-word shingles of the main text;
+# 13 proposes 96-100% of the labelled corpora's near duplicates; bench/README.md "Near duplicates").
+NEARDUP_MAX_DISTANCE = 13
+# Estimated 5-shingle resemblance a candidate's sketch must confirm (labels: distinct < 0.5).
+NEARDUP_MIN_RESEMBLANCE = 0.65
+# Blocks of the 64-bit fingerprint in the index (4 blocks at distance 13: 1,668 look-ups/probe).
 NEARDUP_BLOCKS = 4
 # Fingerprints per index bucket before it takes no more (templated sites; neardup/bucket_overflows).
 NEARDUP_BUCKET_CAP = 1000
-# Pages with fewer visible words get the exact check only (short texts' simhashes collide).
+# Nearest candidates whose sketches are compared per page (a templated site proposes many).
+NEARDUP_MAX_CANDIDATES = 64
+# Pages with fewer main-text words get the exact check only (short texts' simhashes collide).
 NEARDUP_MIN_WORDS = 50
 # Threads that parse, fingerprint and query Redis for duplicate checks (off the reactor).
 NEARDUP_THREADS = 2

@@ -125,6 +125,7 @@ class DocState:
     etag: str = ""
     last_modified: str = ""
     content_hash: str = ""
+    text_hash: str = ""  # sha256 of the stored copy's main text ("" before 2026-12)
     simhash: str = ""
     content_ref: str = ""
     duplicate_of: str = ""
@@ -152,6 +153,7 @@ class DocState:
             etag=doc.get("etag", ""),
             last_modified=doc.get("lm", ""),
             content_hash=doc.get("ch", ""),
+            text_hash=doc.get("th", ""),
             simhash=doc.get("sh", ""),
             content_ref=doc.get("ref", ""),
             duplicate_of=doc.get("dup", ""),

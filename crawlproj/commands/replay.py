@@ -57,6 +57,8 @@ FETCH_FIELDS = (
     "last_modified",
     "headers",
     "duplicate_of",
+    "simhash_distance",  # against the crawl's index / stored copy at the time
+    "resemblance",
     "content_ref",
     "change",  # the visit's history (re-crawl state), not in the body
     "change_rate",
@@ -153,9 +155,10 @@ class Replayer:
             signature = content_signature(response, row.get("content_type"))
             item["length"] = len(body)
             item["content_hash"], item["simhash"] = signature.content_hash, signature.simhash
+            item["text_hash"] = signature.text_hash
             self.counts.inc_value("reproduced")
         else:
-            for name in ("length", "content_hash", "simhash"):
+            for name in ("length", "content_hash", "text_hash", "simhash"):
                 item[name] = row.get(name)
             self.counts.inc_value("reused_duplicate_body")
         self.counts.inc_value("links", len(follow_links(page, response, self.counts)))

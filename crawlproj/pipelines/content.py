@@ -1,16 +1,32 @@
 """ContentDedupPipeline: exact and near-duplicate detection, shared by all workers.
 
-Per page: content_hash (sha256 of the whitespace-normalised body) and simhash
-(64-bit fingerprint of the visible text). A hash seen before (Redis hash
-content hash -> URL) is an exact duplicate; otherwise the simhash index
-(SimhashIndex.check_and_add, atomic across workers) finds near duplicates
-within NEARDUP_MAX_DISTANCE bits. A duplicate's row gets ``duplicate_of``, the
-URL of the page whose stored body stands for it (a near duplicate's hash maps
-to its original, so duplicate_of never points at another duplicate), and the
-page store skips its body. The content hash is recorded for every page.
+Per page: content_hash (sha256 of the whitespace-normalised body), and from
+the page's main text (extensions/content/main_text.py) its text_hash, a
+64-bit simhash of its 3-word shingles and a MinHash sketch of its 5-word
+shingles (extensions/content/fingerprint.py). A content hash seen before
+(Redis hash content hash -> URL) is an exact duplicate; otherwise the simhash
+index proposes pages within NEARDUP_MAX_DISTANCE bits and the one whose sketch
+confirms an estimated resemblance >= NEARDUP_MIN_RESEMBLANCE is the original
+(SimhashIndex.check_and_add, atomic across workers): a page is never dropped
+on its simhash alone. A duplicate's row gets ``duplicate_of``, the URL of the
+page whose stored body stands for it (a near duplicate's hash maps to its
+original, so duplicate_of never points at another duplicate), and the page
+store skips its body. The content hash is recorded for every page.
 
-The work (lxml parse, fingerprint, two or three Redis round trips) runs in a
-small thread pool: never on the reactor.
+A re-fetch of a stored URL is judged against the stored copy instead, and by
+another rule: unchanged when the body or the main text is identical
+(text_hash), changed otherwise, however close the simhash (one new sentence
+is an edit worth storing; a new ad outside the main text is not).
+
+The work (parse, fingerprint, two or three Redis round trips) runs in a small
+thread pool: never on the reactor.
+
+Stats: content/unique, content/unique_short (under NEARDUP_MIN_WORDS: exact
+check only), content/unique_no_text, content/exact_duplicate,
+content/near_duplicate, content/unchanged, content/empty, content/unchecked
+(no Redis at open), content/redis_error, content/no_body,
+content/not_modified, content/gone; content/text/<main|visible|none>: which
+extraction the fingerprint used.
 """
 
 from __future__ import annotations
@@ -27,12 +43,12 @@ from scrapy.http import TextResponse
 from crawlproj.checkpoint import checkpoint_for
 from crawlproj.items import PageItem
 from crawlproj.pipelines.recrawl import PREV_STATE_META
+from extensions.content.fingerprint import content_hash, hamming, signature
+from extensions.content.main_text import page_text
+from extensions.content.simhash_index import MAX_CANDIDATES, Match, SimhashIndex, plan_blocks
 from extensions.frontier.keys import FrontierKeys
-from extensions.neardup import DEFAULT_MAX_DISTANCE, content_hash, fingerprint, hamming
-from extensions.neardup_index import SimhashIndex, plan_blocks
 from extensions.pagestore import is_html_type
 from extensions.redis_conn import RedisUnavailable, redis_for
-from extensions.text import visible_text
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -42,34 +58,47 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+# Chosen on three labelled corpora (bench/README.md "Near duplicates"; settings.py repeats them).
+DEFAULT_MAX_DISTANCE = 13
+DEFAULT_MIN_RESEMBLANCE = 0.65
+
 
 @dataclass(frozen=True)
 class Signature:
     content_hash: str | None  # None for an empty body
+    text_hash: str | None  # None when the body has no text
     simhash: int | None  # None when the body has no text
-    words: int  # words of visible text (short pages skip the near-duplicate index)
+    sketch: bytes | None  # None when the body has no text
+    words: int  # tokens of the main text (short pages skip the near-duplicate index)
+    text_source: str  # main | visible | none
 
 
 def content_signature(response: Response, content_type: str | None) -> Signature:
     """The content fields of a response; replay calls this too."""
     body = response.body
     if not body:
-        return Signature(None, None, 0)
+        return Signature(None, None, None, None, 0, "none")
+    source = "none"
+    text = ""
     if isinstance(response, TextResponse):
         # response.text honours the header charset; the bytes alone would not.
-        text = visible_text(response.text) if is_html_type(content_type) else response.text
-    else:
-        text = ""
-    simhash = fingerprint(text) if text.strip() else None
-    return Signature(content_hash(body), simhash, len(text.split()))
+        if is_html_type(content_type):
+            extracted = page_text(response.text)
+            text, source = extracted.text, extracted.source
+        else:
+            text, source = response.text, "main"
+    sig = signature(text)
+    return Signature(content_hash(body), sig.text_hash, sig.simhash, sig.sketch, sig.words, source)
 
 
 @dataclass(frozen=True)
 class NeardupConfig:
     enabled: bool
     max_distance: int
+    min_resemblance: float
     blocks: int
     bucket_cap: int
+    max_candidates: int
     min_words: int
     threads: int
 
@@ -78,20 +107,24 @@ class NeardupConfig:
         config = cls(
             enabled=settings.getbool("NEARDUP_ENABLED", True),
             max_distance=settings.getint("NEARDUP_MAX_DISTANCE", DEFAULT_MAX_DISTANCE),
+            min_resemblance=settings.getfloat("NEARDUP_MIN_RESEMBLANCE", DEFAULT_MIN_RESEMBLANCE),
             blocks=settings.getint("NEARDUP_BLOCKS", 4),
             bucket_cap=settings.getint("NEARDUP_BUCKET_CAP", 1000),
+            max_candidates=settings.getint("NEARDUP_MAX_CANDIDATES", MAX_CANDIDATES),
             min_words=settings.getint("NEARDUP_MIN_WORDS", 50),
             threads=settings.getint("NEARDUP_THREADS", 2),
         )
         for name, value, low, high in (
             ("NEARDUP_MAX_DISTANCE", config.max_distance, 0, 32),
+            ("NEARDUP_MIN_RESEMBLANCE", config.min_resemblance, 0.5, 1.0),
             ("NEARDUP_BLOCKS", config.blocks, 1, 16),
             ("NEARDUP_BUCKET_CAP", config.bucket_cap, 1, 10**6),
+            ("NEARDUP_MAX_CANDIDATES", config.max_candidates, 1, 10**4),
             ("NEARDUP_MIN_WORDS", config.min_words, 0, 10**6),
             ("NEARDUP_THREADS", config.threads, 1, 64),
         ):
             if not low <= value <= high:
-                raise ValueError(f"{name}={value} is out of range {low}..{high}")
+                raise ValueError(f"{name} must be in {low}..{high}, not {value}")
         try:
             plan_blocks(config.max_distance, config.blocks)
         except ValueError as exc:
@@ -99,8 +132,18 @@ class NeardupConfig:
         return config
 
 
+@dataclass(frozen=True)
+class Verdict:
+    """What the content check decided for one page."""
+
+    branch: str  # the stats branch (content/<branch>)
+    duplicate_of: str | None = None
+    distance: int | None = None  # simhash bits to the original / stored copy
+    resemblance: float | None = None
+
+
 class ContentDedupPipeline:
-    """Sets content_hash, simhash and duplicate_of; counts every branch under content/."""
+    """Sets the content fields and duplicate_of; counts every branch under content/."""
 
     def __init__(self, crawler: Crawler, config: NeardupConfig) -> None:
         self.crawler = crawler
@@ -131,16 +174,19 @@ class ContentDedupPipeline:
             self.redis,
             keys.neardup,
             max_distance=self.config.max_distance,
+            min_resemblance=self.config.min_resemblance,
             blocks=self.config.blocks,
             bucket_cap=self.config.bucket_cap,
+            max_candidates=self.config.max_candidates,
         )
 
     async def close_spider(self) -> None:
         self.pool.shutdown(wait=True)
-        if self.index is not None:
+        index = self.index
+        if index is not None:
             # Crawl-wide (all workers): buckets of templated sites that hit the cap.
             try:
-                overflows = await asyncio.to_thread(lambda: self.index.bucket_overflows)
+                overflows = await asyncio.to_thread(lambda: index.bucket_overflows)
             except RedisError:
                 return
             self.stats.set_value("neardup/bucket_overflows", overflows)
@@ -158,74 +204,89 @@ class ContentDedupPipeline:
         loop = asyncio.get_running_loop()
         url = item["url"]
         prev: DocState | None = response.meta.get(PREV_STATE_META)
-        signature, duplicate_of, branch = await loop.run_in_executor(
+        sig, verdict = await loop.run_in_executor(
             self.pool, self._classify, response, item.get("content_type"), url, prev
         )
-        item["content_hash"] = signature.content_hash
-        item["simhash"] = signature.simhash
-        item["duplicate_of"] = duplicate_of
-        if prev is not None and branch == "unchanged":
+        item["content_hash"] = sig.content_hash
+        item["text_hash"] = sig.text_hash
+        item["simhash"] = sig.simhash
+        item["duplicate_of"] = verdict.duplicate_of
+        item["simhash_distance"] = verdict.distance
+        item["resemblance"] = verdict.resemblance
+        if prev is not None and verdict.branch == "unchanged":
             item["change"] = "unchanged"
             item["content_ref"] = prev.content_ref or None
             item["duplicate_of"] = prev.duplicate_of or None
         elif PREV_STATE_META in response.meta:
             item["change"] = "changed" if prev is not None else "new"
-        self.stats.inc_value(f"content/{branch}")
+        self.stats.inc_value(f"content/{verdict.branch}")
+        self.stats.inc_value(f"content/text/{sig.text_source}")
         return item
 
     # ---- worker thread -------------------------------------------------------------
 
     def _classify(
         self, response: Response, content_type: str | None, url: str, prev: DocState | None
-    ) -> tuple[Signature, str | None, str]:
-        """(signature, duplicate_of, stats branch) of one page."""
-        signature = content_signature(response, content_type)
-        if prev is not None and self._same_as_stored(signature, prev):
-            return signature, None, "unchanged"
-        if signature.content_hash is None:
-            return signature, None, "empty"
+    ) -> tuple[Signature, Verdict]:
+        """The signature of one page and what it is (see the module docstring)."""
+        sig = content_signature(response, content_type)
+        stored = self._against_stored(sig, prev) if prev is not None else None
+        if stored is not None and stored.branch == "unchanged":
+            return sig, stored
+        verdict = self._dedup(sig, url)
+        if stored is not None and verdict.distance is None:
+            # A changed re-fetch that is nobody's duplicate: the distance to its old copy.
+            verdict = Verdict(verdict.branch, distance=stored.distance)
+        return sig, verdict
+
+    def _dedup(self, sig: Signature, url: str) -> Verdict:
+        if sig.content_hash is None:
+            return Verdict("empty")
         if self.index is None:
-            return signature, None, "unchecked"
+            return Verdict("unchecked")
         try:
-            seen = self._hget(signature.content_hash)
+            seen = self._hget(sig.content_hash)
             # A page handed back to the frontier (store down) and fetched again
             # finds its own URL: that is not a duplicate.
             if seen and seen != url:
-                return signature, seen, "exact_duplicate"
-            near, branch = self._near(signature, url)
-            original = self._record(signature.content_hash, near or url)
+                return Verdict("exact_duplicate", seen, resemblance=1.0)
+            verdict = self._near(sig, url)
+            original = self._record(sig.content_hash, verdict.duplicate_of or url)
         except RedisError as exc:
             # Dedup is an optimisation: storing a duplicate costs space, losing a
             # body costs data. Without Redis the page counts as unique.
             logger.warning("Duplicate check skipped for %s: Redis error %s", url, exc)
-            return signature, None, "redis_error"
-        if near is None and original != url:
+            return Verdict("redis_error")
+        if verdict.duplicate_of is None and original != url:
             # The same content reached another worker in between (pages outside
             # the simhash index: short, textless, or NEARDUP_ENABLED off).
-            return signature, original, "exact_duplicate"
-        return signature, near, branch
+            return Verdict("exact_duplicate", original, resemblance=1.0)
+        return verdict
 
-    def _same_as_stored(self, signature: Signature, prev: DocState) -> bool:
-        """A re-fetch with the stored copy's hash, or a simhash within the near-duplicate
-        threshold of it (a changed counter or date line), is no change."""
-        if signature.content_hash == (prev.content_hash or None):
-            return True
-        if signature.simhash is None or not prev.simhash or not self.config.enabled:
-            return False
-        if signature.words < self.config.min_words:
-            return False
-        return hamming(signature.simhash, int(prev.simhash, 16)) <= self.config.max_distance
+    @staticmethod
+    def _against_stored(sig: Signature, prev: DocState) -> Verdict:
+        """A re-fetch is unchanged when its body, or its main text, is the stored
+        copy's; changed otherwise (however close the simhash). Copies stored
+        before text hashes existed compare by body alone."""
+        distance = None
+        if sig.simhash is not None and prev.simhash:
+            distance = hamming(sig.simhash, int(prev.simhash, 16))
+        same_body = sig.content_hash == (prev.content_hash or None)
+        same_text = sig.text_hash is not None and sig.text_hash == (prev.text_hash or None)
+        if same_body or same_text:
+            return Verdict("unchanged", distance=distance)
+        return Verdict("changed", distance=distance)
 
-    def _near(self, signature: Signature, url: str) -> tuple[str | None, str]:
-        if signature.simhash is None:
-            return None, "unique_no_text"
-        if not self.config.enabled or signature.words < self.config.min_words:
-            return None, "unique_short"
+    def _near(self, sig: Signature, url: str) -> Verdict:
+        if sig.simhash is None or sig.sketch is None:
+            return Verdict("unique_no_text")
+        if not self.config.enabled or sig.words < self.config.min_words:
+            return Verdict("unique_short")
         assert self.index is not None
-        near = self.index.check_and_add(signature.simhash, url)
-        if near and near != url:
-            return near, "near_duplicate"
-        return None, "unique"
+        match: Match | None = self.index.check_and_add(sig.simhash, sig.sketch, url)
+        if match is not None and match.doc_id and match.doc_id != url:
+            return Verdict("near_duplicate", match.doc_id, match.distance, match.resemblance)
+        return Verdict("unique")
 
     def _hget(self, digest: str) -> str | None:
         value = self.redis.hget(self.hashes_key, digest)

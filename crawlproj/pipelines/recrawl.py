@@ -3,8 +3,8 @@
 RecrawlLoadPipeline (before the content pipelines) reads the URL's stored state and
 classifies the bodiless answers of a re-crawl: 304 is "not_modified" (the row points at
 the stored copy), 404/410 "gone". ContentDedupPipeline then compares a 200 with the
-stored copy ("unchanged" when the hash, or the simhash within NEARDUP_MAX_DISTANCE,
-matches: not stored again). RecrawlCommitPipeline (after the page store, before the
+stored copy ("unchanged" when the body or its main text is identical: not stored
+again; any other difference, one sentence included, is a change). RecrawlCommitPipeline (after the page store, before the
 row is finalised) records the visit: validators for the next conditional GET, the
 change history and rate estimate, and the next due time (extensions/recrawl.py).
 
@@ -76,6 +76,7 @@ class RecrawlLoadPipeline(_RecrawlPipeline):
             item["change"] = "not_modified"
             if prev is not None:
                 item["content_hash"] = prev.content_hash or None
+                item["text_hash"] = prev.text_hash or None
                 item["simhash"] = int(prev.simhash, 16) if prev.simhash else None
                 item["content_ref"] = prev.content_ref or None
                 item["duplicate_of"] = prev.duplicate_of or None
@@ -133,6 +134,7 @@ class RecrawlCommitPipeline(_RecrawlPipeline):
             etag=item.get("etag") or "",
             lm=item.get("last_modified") or "",
             ch=item.get("content_hash") or "",
+            th=item.get("text_hash") or "",
             sh=simhash_hex(item.get("simhash")) or "",
             ref=item.get("content_ref") or "",
             dup=item.get("duplicate_of") or "",

@@ -53,13 +53,15 @@ Crawl-wide keys (prefix G = "crawlproj:{<crawl>}"):
     G:robots:<origin> string robots.txt verdict JSON, expiring with the verdict
     G:content_hashes hash    content hash (sha256 hex) -> URL of the first page with it
     G:doc:<fp>       string  re-crawl state of one stored URL, JSON (extensions/recrawl.py):
-                             u, at, visits, etag, lm, ch, sh, ref, dup, rate, obs, bucket,
+                             u, at, visits, etag, lm, ch, th, sh, ref, dup, rate, obs, bucket,
                              cb, d (one string: a hash of long values costs 3x the memory)
     G:recrawl_due    zset    fp -> next due time (a claimed fp: its claim's expiry)
     G:recrawl_claims hash    fp -> claimed until (a feeder sent it to the frontier)
     G:recrawl_rates  hash    change-rate histogram bucket -> stored URLs (the policy input)
-    G:neardup:*      -       simhash index (extensions/neardup_index.py): :t<i> hash
-                             tables, :docs, :log, :overflows
+    G:neardup2:*     -       simhash index (extensions/content/simhash_index.py): :t<i>
+                             hash tables, :docs, :sketches, :log, :overflows ("2": the
+                             shingle fingerprint of 2026-12; the word-based one was
+                             under G:neardup:* and is not comparable with it)
 """
 
 from __future__ import annotations
@@ -151,7 +153,7 @@ class FrontierKeys:
     @property
     def neardup(self) -> str:
         """Key prefix of the crawl's simhash index (SimhashIndex appends its suffixes)."""
-        return f"{self.crawl_prefix}:neardup"
+        return f"{self.crawl_prefix}:neardup2"
 
     def stats_keys(self) -> list[str]:
         return [self.key("stats")]

@@ -236,21 +236,30 @@ def _shingle_set(paragraphs: list[str], k: int = 8) -> set[str]:
 
 def base_documents(rng: random.Random) -> list[list[str]]:
     """Cut the paragraph stream into documents of 300-3000 words (log-uniform)."""
+    return base_paragraphs(rng, _target_length, MAX_WORDS)
+
+
+def base_paragraphs(
+    rng: random.Random, target_length: Callable[[random.Random], int], max_words: int
+) -> list[list[str]]:
+    """Cut the paragraph stream into documents of target_length(rng) words (each
+    at most max_words); a document sharing more than 5% of its 8-word shingles
+    with an earlier one is dropped, so no two are near duplicates."""
     docs: list[list[str]] = []
     seen: set[str] = set()
     current: list[str] = []
-    count, target = 0, _target_length(rng)
+    count, target = 0, target_length(rng)
     for para in paragraph_stream():
         current.append(para)
         count += len(para.split())
         if count < target:
             continue
-        if count <= MAX_WORDS:
+        if count <= max_words:
             shingles = _shingle_set(current)
             if len(shingles & seen) <= 0.05 * len(shingles):
                 docs.append(current)
                 seen |= shingles
-        current, count, target = [], 0, _target_length(rng)
+        current, count, target = [], 0, target_length(rng)
     return docs
 
 

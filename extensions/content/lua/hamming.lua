@@ -1,4 +1,4 @@
--- Shared helpers, prepended to the neardup scripts (Redis scripts cannot call
+-- Shared helpers, prepended to the index scripts (Redis scripts cannot call
 -- one another). Fingerprints are 8-byte big-endian strings; Redis Lua numbers
 -- are doubles, so 64-bit values are never formed: the distance is summed byte
 -- by byte from a 256-entry popcount table (LuaBitOp's bit.bxor on bytes).
@@ -8,12 +8,12 @@ for i = 1, 255 do
   POP[i] = POP[bit.rshift(i, 1)] + bit.band(i, 1)
 end
 
--- Offset (1-based) of the first fingerprint in packed string s within
--- max_d bits of fp, or nil. Half-way exit: most candidates already differ
--- by more than max_d in their first four bytes.
-local function find_near(s, fp, max_d)
+-- Offset (1-based) of the first fingerprint in packed string s, from offset
+-- `from` on, within max_d bits of fp, or nil. Half-way exit: most candidates
+-- already differ by more than max_d in their first four bytes.
+local function find_near(s, fp, max_d, from)
   local q1, q2, q3, q4, q5, q6, q7, q8 = string.byte(fp, 1, 8)
-  for off = 1, #s - 7, 8 do
+  for off = from, #s - 7, 8 do
     local a1, a2, a3, a4, a5, a6, a7, a8 = string.byte(s, off, off + 7)
     local d = POP[bit.bxor(a1, q1)] + POP[bit.bxor(a2, q2)]
       + POP[bit.bxor(a3, q3)] + POP[bit.bxor(a4, q4)]
@@ -26,4 +26,15 @@ local function find_near(s, fp, max_d)
     end
   end
   return nil
+end
+
+-- Number of equal 16-bit slots of two sketches of the same length.
+local function equal_slots(a, b)
+  local n = 0
+  for off = 1, math.min(#a, #b) - 1, 2 do
+    if string.sub(a, off, off + 1) == string.sub(b, off, off + 1) then
+      n = n + 1
+    end
+  end
+  return n
 end

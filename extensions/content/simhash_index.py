@@ -1,7 +1,11 @@
 """Shared simhash index in Redis: every worker sees every fingerprint.
 
-Why not the classic "k+1 blocks, exact match" pigeonhole? The corpus picks a
-threshold of 7 bits (see extensions/neardup.py). Exact-block schemes need
+The index only proposes: a candidate within max_distance bits becomes a near
+duplicate when its stored sketch confirms it (estimated 5-shingle resemblance
+>= min_resemblance, see fingerprint.py); the simhash alone never drops a page.
+
+Why not the classic "k+1 blocks, exact match" pigeonhole? The corpora pick a
+threshold of 13 bits (see fingerprint.py). Exact-block schemes need
 blocks narrower than 64/(k+1) = 8 bits, i.e. 1M fingerprints / 256 = 4k
 candidates per bucket, or Manku's permutations with C(b, k) tables (b=10 ->
 120 tables, 120 copies of every fingerprint). Instead this is the generalised
@@ -9,30 +13,35 @@ pigeonhole of multi-index hashing: split the 64 bits into m blocks (default 4
 x 16 bits) with per-block radii t_i such that sum(t_i + 1) > k. If two
 fingerprints differ in <= k bits, some block i differs in <= t_i bits, so a
 probe looks up, in table i, every block value within t_i bits of its own.
-For k=7, m=4: t = (1,1,1,1), 4 x 17 = 68 bucket look-ups per probe, ~16
-fingerprints per bucket at 1M entries; each fingerprint is stored m=4 times
-(8 bytes each, packed). Small k degenerates to the exact-block scheme
-(k=3, m=4: t = 0, 4 look-ups).
+For k=13, m=4: t = (3,3,2,2), 2 x 697 + 2 x 137 = 1,668 bucket look-ups
+per probe, ~16 fingerprints per bucket at 1M entries (~25k candidates, whose
+popcounts numpy does in ~0.2 ms); each fingerprint is stored m=4 times (8
+bytes each, packed). (k=7: t = (1,1,1,1), 68 look-ups.) Small k degenerates
+to the exact-block scheme (k=3, m=4: t = 0, 4 look-ups).
 
 Redis layout (all keys share one hash tag, so one Redis Cluster slot):
   table i   HASH  block value (2 bytes) -> packed 8-byte big-endian fingerprints
   docs      HASH  fingerprint (8 bytes) -> doc_id of the first page indexed with it
+  sketches  HASH  fingerprint (8 bytes) -> that page's sketch (SKETCH_BYTES)
   log       STRING every added fingerprint appended, in order (length/8 = count)
   overflows STRING counter of fingerprints a full bucket refused
 
 check_and_add is optimistic instead of one big Lua probe: with 68 look-ups
 and up to 1000 fingerprints per bucket, probing in Lua would block Redis for
 milliseconds per page. The probe runs client-side (numpy does the popcounts)
-after reading the log length S; then ONE Lua script (neardup_lua/add.lua)
-atomically compares the fingerprint against the log entries added since S
-(normally none or a handful) and adds it only if none is within k. Entries
-before S are complete adds (scripts are atomic) that the probe saw; entries
-after S are checked by the script: no two near-duplicates are ever admitted.
+after reading the log length S, the nearest max_candidates candidates' sketches
+are read and compared; then ONE Lua script (lua/add.lua) atomically compares
+the fingerprint against the log entries added since S (normally none or a
+handful), verifying each one within k by its sketch, and adds it only if none
+is confirmed. Entries before S are complete adds (scripts are atomic) that the
+probe saw; entries after S are checked by the script: no two confirmed
+near-duplicates are ever admitted.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -40,23 +49,24 @@ from typing import Any
 
 import numpy as np
 
-from extensions.neardup import DEFAULT_MAX_DISTANCE
+from extensions.content.fingerprint import SKETCH_SIZE, hamming, resemblance
 
 DEFAULT_BLOCKS = 4  # 16-bit blocks: buckets stay dense (memory) yet small
+MAX_CANDIDATES = 64  # nearest candidates whose sketches a probe reads and compares
 MAX_LOOKUPS = 20_000  # refuse configurations whose probes would be absurd
 ADD_MANY_BATCH = 500  # items per Lua call in add_many: keeps each call ~ms
-
 
 
 @dataclass(frozen=True)
 class IndexKeys:
     tables: tuple[str, ...]
     docs: str
+    sketches: str
     log: str
     overflows: str
 
     def all(self) -> list[str]:
-        return [*self.tables, self.docs, self.log, self.overflows]
+        return [*self.tables, self.docs, self.sketches, self.log, self.overflows]
 
 
 def index_keys(key_prefix: str, n_tables: int) -> IndexKeys:
@@ -69,6 +79,7 @@ def index_keys(key_prefix: str, n_tables: int) -> IndexKeys:
     return IndexKeys(
         tables=tuple(f"{tag}:t{i}" for i in range(n_tables)),
         docs=f"{tag}:docs",
+        sketches=f"{tag}:sketches",
         log=f"{tag}:log",
         overflows=f"{tag}:overflows",
     )
@@ -123,7 +134,7 @@ def plan_blocks(max_distance: int, blocks: int) -> tuple[Block, ...]:
 @cache
 def _lua_source(name: str) -> str:
     # importlib.resources, not Path(__file__): scrapyd runs the project from a zipped egg.
-    lua = resources.files("extensions").joinpath("neardup_lua")
+    lua = resources.files("extensions.content").joinpath("lua")
     return lua.joinpath("hamming.lua").read_text() + "\n" + lua.joinpath(name).read_text()
 
 
@@ -131,10 +142,20 @@ def _pack(fp: int) -> bytes:
     return fp.to_bytes(8, "big")
 
 
+@dataclass(frozen=True)
+class Match:
+    """An indexed page confirmed as a near duplicate of the probe."""
+
+    doc_id: str
+    distance: int  # simhash bits
+    resemblance: float  # estimated 5-shingle resemblance from the sketches
+
+
 class SimhashIndex:
-    """Near-duplicate lookup of 64-bit fingerprints, shared through Redis.
+    """Near-duplicate lookup of 64-bit fingerprints, verified by sketches, in Redis.
 
     ``redis_client`` must return bytes (``decode_responses=False``).
+    ``min_resemblance``: the sketch estimate a candidate needs to be a match.
     ``bucket_cap``: a bucket (one table, one block value) that holds that many
     fingerprints takes no more: templated sites pile pages onto a few block
     values, and a probe reads whole buckets, so the cap bounds a probe to
@@ -149,19 +170,25 @@ class SimhashIndex:
         self,
         redis_client: Any,
         key_prefix: str,
-        max_distance: int = DEFAULT_MAX_DISTANCE,
+        max_distance: int,
+        min_resemblance: float,
         blocks: int | None = None,
         bucket_cap: int = 1000,
+        max_candidates: int = MAX_CANDIDATES,
     ) -> None:
         kwargs = getattr(redis_client, "get_connection_kwargs", dict)()
         if kwargs.get("decode_responses"):
             raise ValueError("SimhashIndex stores binary values: use decode_responses=False")
         self.redis = redis_client
         self.max_distance = max_distance
+        self.min_resemblance = min_resemblance
         self.bucket_cap = bucket_cap
+        self.max_candidates = max_candidates
         self.blocks = plan_blocks(max_distance, blocks or DEFAULT_BLOCKS)
         self.keys = index_keys(key_prefix, len(self.blocks))
         self._add_script = redis_client.register_script(_lua_source("add.lua"))
+        # Slots that must agree for a match (the Lua side compares counts).
+        self._min_equal = math.ceil(min_resemblance * SKETCH_SIZE - 1e-9)
 
     # ------------------------------------------------------------------ probe
 
@@ -170,84 +197,108 @@ class SimhashIndex:
             pipe.hmget(table, block.probe_fields(fp))
 
     def _near(self, fp: int, replies: list[list[bytes | None]]) -> tuple[np.ndarray, np.ndarray]:
-        """Distinct candidates within max_distance, and their distances."""
+        """Distinct candidates within max_distance, nearest first, and their distances."""
         packed = b"".join(v for reply in replies for v in reply if v)
         if not packed:
             return np.empty(0, np.uint64), np.empty(0, np.uint8)
         candidates = np.unique(np.frombuffer(packed, dtype=">u8"))
         dist = np.bitwise_count(candidates ^ np.uint64(fp))
         keep = dist <= self.max_distance
-        return candidates[keep], dist[keep]
+        near, dist = candidates[keep], dist[keep]
+        order = np.lexsort((near, dist))
+        return near[order], dist[order]
 
     def probe_all(self, fp: int) -> list[tuple[int, str, int]]:
-        """Every indexed (fingerprint, doc_id, distance) within max_distance, nearest first."""
+        """Every indexed (fingerprint, doc_id, distance) within max_distance, nearest
+        first: the candidates, before any sketch is compared."""
         pipe = self.redis.pipeline(transaction=False)
         self._queue_probe(pipe, fp)
         near, dist = self._near(fp, pipe.execute())
-        return self._with_doc_ids(near, dist)
-
-    def probe(self, fp: int) -> tuple[int, str] | None:
-        """The nearest indexed (fingerprint, doc_id) within max_distance, or None."""
-        found = self.probe_all(fp)
-        return (found[0][0], found[0][1]) if found else None
-
-    def _with_doc_ids(self, near: np.ndarray, dist: np.ndarray) -> list[tuple[int, str, int]]:
         if not len(near):
             return []
-        order = np.lexsort((near, dist))
-        fps = [int(near[i]) for i in order]
+        fps = [int(f) for f in near]
         ids = self.redis.hmget(self.keys.docs, [_pack(f) for f in fps])
         return [
-            (f, doc.decode(), int(dist[i]))
-            for f, doc, i in zip(fps, ids, order, strict=True)
+            (f, doc.decode(), int(d))
+            for f, doc, d in zip(fps, ids, dist, strict=True)
             if doc is not None
         ]
 
+    def _verify(self, near: np.ndarray, dist: np.ndarray, sketch: bytes) -> Match | None:
+        """The candidate (of the nearest max_candidates) whose sketch resembles
+        ``sketch`` most, if it reaches min_resemblance."""
+        fields = [_pack(int(f)) for f in near[: self.max_candidates]]
+        if not fields:
+            return None
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.hmget(self.keys.sketches, fields)
+        pipe.hmget(self.keys.docs, fields)
+        sketches, ids = pipe.execute()
+        best: Match | None = None
+        for stored, doc, d in zip(sketches, ids, dist, strict=False):
+            if stored is None or doc is None:
+                continue
+            r = resemblance(sketch, stored)
+            if r >= self.min_resemblance and (best is None or r > best.resemblance):
+                best = Match(doc.decode(), int(d), r)
+        return best
+
+    def probe(self, fp: int, sketch: bytes) -> Match | None:
+        """The best confirmed near duplicate of (fp, sketch) indexed, or None."""
+        pipe = self.redis.pipeline(transaction=False)
+        self._queue_probe(pipe, fp)
+        near, dist = self._near(fp, pipe.execute())
+        return self._verify(near, dist, sketch)
+
     # -------------------------------------------------------------------- add
 
-    def _item_args(self, fp: int, doc_id: str) -> list[bytes | str]:
-        return [_pack(fp), doc_id, *(block.field(fp) for block in self.blocks)]
+    def _item_args(self, fp: int, sketch: bytes, doc_id: str) -> list[bytes | str]:
+        return [_pack(fp), doc_id, sketch, *(block.field(fp) for block in self.blocks)]
 
-    def _run_add(self, items: list[bytes | str], since: int) -> bytes | None:
-        args = [len(self.blocks), self.max_distance, self.bucket_cap, since, *items]
-        result = self._add_script(keys=self.keys.all(), args=args)
-        return result or None
+    def _head(self, since: int) -> list[int]:
+        return [len(self.blocks), self.max_distance, self._min_equal, self.bucket_cap, since]
 
-    def add(self, fp: int, doc_id: str) -> None:
+    def add(self, fp: int, sketch: bytes, doc_id: str) -> None:
         """Index fp unconditionally (an identical fingerprint keeps its first doc_id)."""
-        self._run_add(self._item_args(fp, doc_id), since=-1)
+        self._add_script(
+            keys=self.keys.all(), args=[*self._head(-1), *self._item_args(fp, sketch, doc_id)]
+        )
 
-    def add_many(self, items: list[tuple[int, str]]) -> None:
-        """Bulk add: pipelined Lua calls of ADD_MANY_BATCH items each."""
+    def add_many(self, items: list[tuple[int, bytes, str]]) -> None:
+        """Bulk add of (fp, sketch, doc_id): pipelined Lua calls of ADD_MANY_BATCH items."""
         pipe = self.redis.pipeline(transaction=False)
         for start in range(0, len(items), ADD_MANY_BATCH):
             args: list[bytes | str] = []
-            for fp, doc_id in items[start : start + ADD_MANY_BATCH]:
-                args.extend(self._item_args(fp, doc_id))
-            head = [len(self.blocks), self.max_distance, self.bucket_cap, -1]
-            self._add_script(keys=self.keys.all(), args=[*head, *args], client=pipe)
+            for fp, sketch, doc_id in items[start : start + ADD_MANY_BATCH]:
+                args.extend(self._item_args(fp, sketch, doc_id))
+            self._add_script(keys=self.keys.all(), args=[*self._head(-1), *args], client=pipe)
         pipe.execute()
 
-    def check_and_add(self, fp: int, doc_id: str) -> str | None:
-        """doc_id of an indexed near-duplicate of fp, or None after adding fp.
+    def check_and_add(self, fp: int, sketch: bytes, doc_id: str) -> Match | None:
+        """The confirmed near duplicate of (fp, sketch) already indexed, or None
+        after adding it.
 
-        Atomic across processes: of two near-duplicates racing, one is added and
-        the other gets its doc_id (see the module docstring).
+        Atomic across processes: of two confirmed near-duplicates racing, one is
+        added and the other gets its Match (see the module docstring).
         """
         pipe = self.redis.pipeline(transaction=False)
         pipe.strlen(self.keys.log)
         self._queue_probe(pipe, fp)
         since, *replies = pipe.execute()
         near, dist = self._near(fp, replies)
-        if len(near):
-            found = self._with_doc_ids(near, dist)
-            if found:
-                return found[0][1]
-        blocker = self._run_add(self._item_args(fp, doc_id), since=since // 8)
-        if blocker is None:
+        found = self._verify(near, dist, sketch)
+        if found is not None:
+            return found
+        args = [*self._head(since // 8), *self._item_args(fp, sketch, doc_id)]
+        blocker = self._add_script(keys=self.keys.all(), args=args)
+        if not blocker:
             return None
-        doc = self.redis.hget(self.keys.docs, blocker)
-        return doc.decode() if doc is not None else ""
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.hget(self.keys.docs, blocker)
+        pipe.hget(self.keys.sketches, blocker)
+        doc, stored = pipe.execute()
+        r = resemblance(sketch, stored) if stored else self.min_resemblance
+        return Match(doc.decode() if doc else "", hamming(fp, int.from_bytes(blocker, "big")), r)
 
     # ------------------------------------------------------------------ admin
 

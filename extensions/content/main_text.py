@@ -1,0 +1,77 @@
+"""The main content of a page: what near-duplicate and change checks look at.
+
+Why main content and not the visible text: on a real site every page carries
+the same navigation, sidebars, breadcrumbs and footer, and on a site about one
+topic that shared furniture plus the shared vocabulary pulled distinct pages
+within the fingerprint threshold (the Git tutorial and the Git User Manual
+were "duplicates" of git(1)); and a page's furniture changes on its own (an
+ad, a counter, a "last updated" line) while its text did not.
+
+Extractor: resiliparse's main-content extraction (``extract_plain_text(...,
+main_content=True)``), measured on 300 real documentation pages of ~34 KB
+(PostgreSQL, Git, Python; 2-core machine): resiliparse 2.5 ms/page, jusText
+18.8 ms, trafilatura 25.5 ms, our lxml visible text 1.5 ms. All three drop the
+Sphinx navigation, "previous/next" and footers; resiliparse and trafilatura
+keep code samples and tables, jusText drops short paragraphs of real text
+(972 words/page kept vs 1,437 and 1,296). resiliparse is the one fast enough
+for the >= 500 pages/s budget and is maintained (ChatNoir / web archive
+tooling), so it is the extractor.
+
+Fallback: resiliparse drops link lists as furniture, so index and
+table-of-contents pages (Sphinx ``genindex-*``, ``contents``) come out as a
+heading alone. When the main content is short (< FALLBACK_MIN_WORDS) and under
+FALLBACK_RATIO of the visible words, the visible text is used instead: on such
+pages the links are the content. (On the four doc sets: 67 of 3,841 pages.)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from resiliparse.extract.html2text import extract_plain_text
+from resiliparse.parse.html import HTMLTree
+
+from extensions.content.visible_text import fold_whitespace, visible_text
+
+FALLBACK_MIN_WORDS = 50
+FALLBACK_RATIO = 0.1
+
+Source = Literal["main", "visible", "none"]
+
+
+@dataclass(frozen=True)
+class PageText:
+    text: str  # whitespace-folded
+    source: Source  # which extraction it came from
+
+
+def extract_main(html: str | bytes) -> str:
+    """resiliparse's main content of the document (may be empty)."""
+    tree = HTMLTree.parse_from_bytes(html) if isinstance(html, bytes) else HTMLTree.parse(html)
+    if tree.body is None:
+        return ""
+    return extract_plain_text(
+        tree,
+        main_content=True,
+        alt_texts=False,
+        links=False,
+        list_bullets=False,
+        form_fields=False,
+        noscript=False,
+        preserve_formatting=False,
+    )
+
+
+def page_text(html: str | bytes) -> PageText:
+    """Main content, or the visible text where the extractor found too little."""
+    main = fold_whitespace(extract_main(html))
+    n_main = len(main.split())
+    if n_main >= FALLBACK_MIN_WORDS:
+        return PageText(main, "main")
+    visible = visible_text(html)
+    if n_main < FALLBACK_RATIO * len(visible.split()):
+        return PageText(visible, "visible")
+    if main:
+        return PageText(main, "main")
+    return PageText(visible, "visible" if visible else "none")
