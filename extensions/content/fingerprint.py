@@ -195,7 +195,9 @@ def signature(text: str) -> TextSignature:
     h = token_hashes(words)
     return TextSignature(
         words=len(words),
-        text_hash=hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(),
+        text_hash=hashlib.sha256(
+            fold_whitespace(text).encode("utf-8", "surrogatepass")
+        ).hexdigest(),
         simhash=simhash_of(shingle_hashes(h, SIMHASH_SHINGLE)),
         sketch=sketch_of(shingle_hashes(h, SKETCH_SHINGLE)),
     )

@@ -124,7 +124,7 @@ def _news(title: str, paragraphs: list[str], f: Furniture, author: str) -> str:
         f"<div class='banner-ad'>{html.escape(f.ad)}</div>"
         "<header><nav><a href='/'>Front page</a> <a href='/world'>World</a> "
         "<a href='/tech'>Tech</a> <a href='/opinion'>Opinion</a></nav></header>"
-        "<main><article><div class='breadcrumbs'>Home › Tech › Explainers</div>"
+        "<main><article><div class='breadcrumbs'>Home &rsaquo; Tech &rsaquo; Explainers</div>"
         f"<h1>{html.escape(title)}</h1><p class='dateline'>{author}, last updated "
         f"{f.updated}</p><p class='counts'>{f.comments} comments · read {f.views} times</p>"
         f"{_paras(paragraphs)}</article>"

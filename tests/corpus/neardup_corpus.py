@@ -16,8 +16,8 @@ bumped, ~2% of words edited, and all of these at once (with other edits).
 Positive pairs are any two of the 7 pages of one base; negative pairs are any
 two pages of different bases. Evaluation uses every pair.
 
-Run ``python -m tests.corpus.neardup_corpus`` to print the full sweep over
-shingle sizes, weightings and thresholds that chose the shipped constants.
+``python -m tests.corpus.evaluate`` prints precision and recall over thresholds
+on this corpus and the others (tests/corpus/evaluate.py).
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ import functools
 import html
 import importlib
 import inspect
-import itertools
 import json
 import math
 import random
@@ -39,14 +38,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    import numpy as np
+    pass
 
 MIN_WORDS = 300
 MAX_WORDS = 3000
 SEED = 20240517
 SKEW = 1.5
-MIN_PRECISION = 0.99
-MIN_RECALL = 0.95
 VARIANTS = ("base", "timestamp", "ad", "footer", "counter", "edits", "all")
 
 # Modules chosen for long docstrings, importable on any CPython 3.11 build and
@@ -132,22 +129,6 @@ class Page:
     base: int
     variant: str
     html: str
-
-
-@dataclass(frozen=True)
-class Row:
-    threshold: int
-    tp: int
-    fp: int
-    fn: int
-
-    @property
-    def precision(self) -> float:
-        return self.tp / (self.tp + self.fp) if self.tp + self.fp else 1.0
-
-    @property
-    def recall(self) -> float:
-        return self.tp / (self.tp + self.fn) if self.tp + self.fn else 1.0
 
 
 # --------------------------------------------------------------------- sources
@@ -325,7 +306,7 @@ def _variant_spec(base: _Spec, variant: str, rng: random.Random) -> _Spec:
 
 
 def render_page(title: str, spec: _Spec) -> str:
-    """One page of the 'Python Notes' site; chrome is what visible_text strips."""
+    """One page of the 'Python Notes' site; chrome is what the extractors strip."""
     esc = html.escape
     body = [f"<p>{esc(p)}</p>" for p in spec.paragraphs]
     # The ad sits in the article flow, as real ad slots do, so it survives extraction.
@@ -363,80 +344,7 @@ def build_corpus(seed: int = SEED) -> list[Page]:
     return pages
 
 
-# ------------------------------------------------------------------- evaluation
-
-
-def distance_histograms(fps: list[int], bases: list[int]) -> tuple[np.ndarray, np.ndarray]:
-    """Counts of positive and negative pairs at each Hamming distance 0..64."""
-    import numpy as np
-
-    arr = np.array(fps, dtype=np.uint64)
-    lab = np.array(bases)
-    iu, ju = np.triu_indices(len(arr), k=1)
-    dist = np.bitwise_count(arr[iu] ^ arr[ju])
-    same = lab[iu] == lab[ju]
-    pos = np.bincount(dist[same], minlength=65)
-    neg = np.bincount(dist[~same], minlength=65)
-    return pos, neg
-
-
-def table(pos: np.ndarray, neg: np.ndarray, thresholds: range = range(13)) -> list[Row]:
-    """Precision/recall when 'near duplicate' means distance <= threshold."""
-    total_pos = int(pos.sum())
-    rows = []
-    for t in thresholds:
-        tp, fp = int(pos[: t + 1].sum()), int(neg[: t + 1].sum())
-        rows.append(Row(t, tp, fp, total_pos - tp))
-    return rows
-
-
-def evaluate(texts: list[str], bases: list[int], fingerprint: Callable[[str], int]) -> list[Row]:
-    pos, neg = distance_histograms([fingerprint(t) for t in texts], bases)
-    return table(pos, neg)
-
-
-def feasible(row: Row) -> bool:
-    return row.precision >= MIN_PRECISION and row.recall >= MIN_RECALL
-
-
-def corpus_texts() -> tuple[list[Page], list[str]]:
-    """The corpus pages and their visible text (what the crawler fingerprints)."""
-    from extensions.text import visible_text
-
-    pages = build_corpus()
-    return pages, [visible_text(p.html) for p in pages]
-
-
-def _sweep() -> None:
-    import numpy as np
-
-    from extensions.neardup import fingerprint
-
-    pages, texts = corpus_texts()
-    bases = [p.base for p in pages]
-    n_words = [len(t.split()) for p, t in zip(pages, texts, strict=True) if p.variant == "base"]
-    n_pairs = len(pages) * (len(pages) - 1) // 2
-    print(
-        f"{len(n_words)} bases, {len(pages)} pages, {n_pairs} pairs; words/base min "
-        f"{min(n_words)} median {int(np.median(n_words))} max {max(n_words)}"
-    )
-    for token_filter, k, weighting in itertools.product(
-        ("content", "all"), (1, 2, 3, 4), ("tf", "binary", "log")
-    ):
-        settings = {"shingle_size": k, "weighting": weighting, "token_filter": token_filter}
-        rows = evaluate(texts, bases, lambda t, s=settings: fingerprint(t, **s))  # type: ignore[arg-type]
-        band = [r.threshold for r in rows if feasible(r)]
-        print(f"\n{settings} positives {rows[0].tp + rows[0].fn} feasible {band}")
-        for r in rows:
-            print(
-                f" {'*' if feasible(r) else ' '} d<={r.threshold:2d} precision {r.precision:.4f} "
-                f"recall {r.recall:.4f} tp {r.tp} fp {r.fp} fn {r.fn}"
-            )
-
-
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--paragraphs"]:
-        sys.stdout.reconfigure(encoding="utf-8")  # type: ignore[union-attr]
-        json.dump(_collect_paragraphs(), sys.stdout)
-    else:
-        _sweep()
+    # The child process of paragraph_stream(); the sweep is tests/corpus/evaluate.py.
+    sys.stdout.reconfigure(encoding="utf-8")  # type: ignore[union-attr]
+    json.dump(_collect_paragraphs(), sys.stdout)
