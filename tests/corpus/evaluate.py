@@ -7,6 +7,9 @@ verification confirms). Three corpora, three kinds of page:
 
 - ``neardup``: 156 short-to-medium pages (300-3000 words) of one site in 7
   variants each (tests/corpus/neardup_corpus.py); the ad sits in the text.
+- ``neardup-unnamed``: the same pages with every class and id renamed to a
+  meaningless one, so the in-text ad, date and counter survive extraction:
+  what the fingerprint and the sketch must tolerate by themselves.
 - ``furniture``: 48 long texts (1,000-6,000 words) on three site layouts in 7
   furniture variants each (tests/corpus/furniture_corpus.py).
 - ``realdocs``: the HTML manuals Debian ships (Git: AsciiDoc, CMake and
@@ -21,6 +24,7 @@ chose the shipped settings (bench/README.md keeps the tables).
 from __future__ import annotations
 
 import itertools
+import re
 import sys
 from collections import defaultdict
 from collections.abc import Sequence
@@ -112,6 +116,14 @@ def decided(signed: Signed, max_distance: int, min_resemblance: float) -> set[tu
 
 
 # ------------------------------------------------------------ variant corpora
+
+_NAMED = re.compile(r"""\b(class|id)=(['"])[^'"]*\2""")
+
+
+def unnamed(pages: list[Page]) -> list[Page]:
+    """The pages with every class and id attribute renamed to one meaningless name."""
+    return [Page(p.base, p.variant, _NAMED.sub(r"\1=\2k\2", p.html)) for p in pages]
+
 
 
 def score_variants(
@@ -227,9 +239,11 @@ def _sweep_real() -> None:
 if __name__ == "__main__":
     from tests.corpus import furniture_corpus, neardup_corpus
 
-    which = sys.argv[1:] or ["neardup", "furniture", "realdocs"]
+    which = sys.argv[1:] or ["neardup", "neardup-unnamed", "furniture", "realdocs"]
     if "neardup" in which:
         _sweep_variants("neardup", neardup_corpus.build_corpus())
+    if "neardup-unnamed" in which:
+        _sweep_variants("unnamed", unnamed(neardup_corpus.build_corpus()))
     if "furniture" in which:
         _sweep_variants("furniture", furniture_corpus.build_corpus())
     if "realdocs" in which:

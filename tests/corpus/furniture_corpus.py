@@ -2,10 +2,12 @@
 
 The near-duplicate corpus (neardup_corpus.py) has one site template and short
 pages; this one is the other kind the crawler meets: long prose (1,000-6,000
-words) on three kinds of site (a blog with a comment widget, a news page with
+words) on four kinds of site (a blog with a comment widget, a news page with
 banner ads and related links, a documentation page with a sidebar and an "edit
-this page" bar), each with its own markup, so an extractor tuned to one layout
-does not pass by luck. For every base text seven pages are rendered:
+this page" bar, and a layout of plain divs with meaningless class names whose
+byline, counters and ad survive any extractor), each with its own markup, so
+an extractor tuned to one layout does not pass by luck. For every base text
+seven pages are rendered:
 
     base       the page as first seen
     ad         another advertisement in the ad slots
@@ -36,7 +38,7 @@ MIN_WORDS = 1000
 MAX_WORDS = 6000
 BASES = 48
 VARIANTS = ("base", "ad", "footer", "counter", "timestamp", "edit", "all")
-SITES = ("blog", "news", "docs")
+SITES = ("blog", "news", "docs", "plain")
 
 FOOTERS: tuple[str, ...] = (
     "About us · Contact · Careers · Privacy policy · Terms of service · Cookie settings",
@@ -151,10 +153,27 @@ def _docs(title: str, paragraphs: list[str], f: Furniture, author: str) -> str:
     )
 
 
+def _plain(title: str, paragraphs: list[str], f: Furniture, author: str) -> str:
+    """A layout whose furniture has no telling names (hashed CSS-module classes,
+    plain divs): whatever survives extraction the fingerprint must tolerate."""
+    third = max(1, len(paragraphs) // 3)
+    return (
+        "<!DOCTYPE html><html><head><meta charset='utf-8'>"
+        f"<title>{html.escape(title)}</title></head><body><div class='c9x2'>"
+        f"<div class='k1q'><b>{html.escape(title)}</b></div>"
+        f"<div class='p0z'>{author} | {f.updated} | {f.views} readers | {f.comments} replies</div>"
+        f"<div class='t4m'>{_paras(paragraphs[:third])}"
+        f"<div class='w8v'><p>{html.escape(f.ad)}</p></div>"
+        f"{_paras(paragraphs[third:])}</div>"
+        f"<div class='z3b'><p>{html.escape(f.footer)}</p></div></div></body></html>"
+    )
+
+
 RENDERERS: dict[str, Callable[[str, list[str], Furniture, str], str]] = {
     "blog": _blog,
     "news": _news,
     "docs": _docs,
+    "plain": _plain,
 }
 
 
@@ -179,3 +198,33 @@ def build_corpus(seed: int = SEED, bases: int = BASES) -> list[Page]:
             looks = furniture if variant == "base" else _vary(furniture, variant, rng)
             pages.append(Page(i, variant, RENDERERS[site](title, text, looks, author)))
     return pages
+
+
+# ------------------------------------------------------------- edits over time
+
+CHANGES = ("sentence", "section", "furniture", "none")
+NEW_SENTENCE = "A note added in this revision explains the caveat in one sentence."
+
+
+def revisions(index: int, change: str, site: str, seed: int = SEED) -> tuple[str, str]:
+    """Two revisions (first fetch, re-fetch) of base text `index` on a site
+    layout: the re-fetch gains one sentence, a ~300-word section, new furniture
+    only (ad, footer, counters, date), or nothing."""
+    rng = random.Random(seed * 31 + index)
+    texts = base_paragraphs(random.Random(seed), _target_length, MAX_WORDS)
+    paragraphs = texts[index % len(texts)]
+    other = texts[(index + 1) % len(texts)]
+    title = " ".join(paragraphs[0].split()[:7])
+    author = AUTHORS[index % len(AUTHORS)]
+    furniture = _furniture(rng)
+    later, looks = list(paragraphs), furniture
+    middle = len(later) // 2
+    if change == "sentence":
+        later[middle] = f"{later[middle]} {NEW_SENTENCE}"
+    elif change == "section":
+        section = " ".join(" ".join(other).split()[:300])
+        later.insert(middle, section)
+    elif change == "furniture":
+        looks = _vary(furniture, "all", rng)
+    render = RENDERERS[site]
+    return render(title, paragraphs, furniture, author), render(title, later, looks, author)

@@ -83,7 +83,6 @@ class Harness:
             outcome = exc
         return out, outcome
 
-
     def run_twins(self, paths: Iterable[str]) -> list[Any]:
         """Open, put the twin site's `paths` through the pipelines in order, close:
         the row of each (None where it was dropped)."""

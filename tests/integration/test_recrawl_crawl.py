@@ -17,6 +17,10 @@ import pytest
 from scripts.crawlrun import PROJECT_ROOT, per_ip_violations, run_crawl, write_seeds
 from scripts.testweb import HostSpec, TestWeb, WebSpec
 from scripts.testweb.changes import ChangeClock
+from tests.integration.edit_web import ADDRESS as EDIT_ADDRESS
+from tests.integration.edit_web import HOST as EDIT_HOST
+from tests.integration.edit_web import EditWeb
+from tests.integration.edit_web import pages as edit_pages
 
 DELAY = 0.2
 RATE = 0.5  # changes per second of every changing page
@@ -267,3 +271,36 @@ def test_recrawl_share_splits_an_ips_fetches(tmp_path: Path) -> None:
     assert kinds.count("re") == len(stored)
     contested = kinds[: 2 * len(stored) - 2]  # both kinds still queued
     assert abs(contested.count("re") / len(contested) - 0.5) <= 0.15, kinds
+
+
+def test_a_recrawl_stores_every_text_edit_and_no_furniture_change(tmp_path: Path) -> None:
+    """One added sentence or section is a change (stored again); new ads, footers,
+    counters and dates around the same main text are not (not stored)."""
+    with EditWeb() as web:
+        settings = {"DNS_HOSTS_MAP": {EDIT_HOST: EDIT_ADDRESS}, "FRONTIER_DELAY": 0.05}
+        seeds = write_seeds(tmp_path / "seeds.txt", [web.url("/")])
+        first = run_crawl(seeds, tmp_path / "data", settings, timeout=120)
+        assert first.returncode == 0, first.log[-3000:]
+        # The layouts' own links (/about, /archive...) answer 404: not part of this.
+        old = {row["url"]: row for row in first.items if row["status"] == 200}
+        assert len(old) == len(edit_pages())  # the root and every page, once
+        marked = scrapy("recrawl", "--all", data_dir=tmp_path / "data")
+        assert marked.returncode == 0, marked.stderr
+        web.revision = 1
+        again = run_crawl(None, tmp_path / "data", settings, timeout=120)
+        assert again.returncode == 0, again.log[-3000:]
+    rows = {row["url"].rsplit("/", 1)[1]: row for row in again.items if row["url"] in old}
+    assert len(rows) == len(old)
+    for name, row in rows.items():
+        before = old[row["url"]]
+        kind = name.split("-")[0] or "none"
+        if kind in ("sentence", "section"):
+            assert row["change"] == "changed", (name, row)
+            assert row["content_ref"] and row["content_ref"] != before["content_ref"], name
+            assert row["text_hash"] != before["text_hash"], name
+        else:
+            assert row["change"] == "unchanged", (name, row)
+            assert row["content_ref"] == before["content_ref"], name
+            assert row["text_hash"] == before["text_hash"], name
+        if kind != "none" and name:
+            assert isinstance(row["simhash_distance"], int), name

@@ -2,12 +2,13 @@
 
 The shared test web (scripts/testweb) renders distinct prose on every page.
 Until it grows near-duplicate pages, this small server (a thread of the test
-process, on its own 127.x address) serves one article of the labelled corpus
-(tests/corpus) in four versions, an unrelated article and a text document:
+process, on its own 127.x address) serves one article of the furniture corpus
+(tests/corpus/furniture_corpus.py) in four versions, an unrelated article of
+the other corpus and a text document:
 
-    /doc          the article (corpus base page)
-    /doc-updated  + "Last updated" line          (near duplicate, d <= 3)
-    /doc-all      timestamp, ad, footer, counter and ~2% words edited (d <= 7)
+    /doc          the article (corpus base page, a blog layout)
+    /doc-updated  another "updated" date           (near duplicate)
+    /doc-all      date, ad, footer, counters and ~2% words edited (near duplicate)
     /doc-copy     /doc with different whitespace (exact duplicate: same content_hash)
     /other        an unrelated article of the corpus
     /notes.txt    plain text
@@ -23,6 +24,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.corpus import furniture_corpus
 from tests.corpus.neardup_corpus import build_corpus
 
 HOST = "twins.test"
@@ -34,9 +36,8 @@ ROBOTS = b"User-agent: *\nAllow: /\n"
 @functools.cache
 def pages() -> dict[str, tuple[str, bytes]]:
     """path -> (content type, body)."""
-    corpus = build_corpus()
-    article = {p.variant: p.html for p in corpus if p.base == 1}
-    other = next(p.html for p in corpus if p.base == 0 and p.variant == "base")
+    article = {p.variant: p.html for p in furniture_corpus.build_corpus() if p.base == 0}
+    other = next(p.html for p in build_corpus() if p.base == 0 and p.variant == "base")
     root = "".join(f'<li><a href="{path}">{path}</a></li>' for path in [*GROUP, "/other"])
     html = "text/html; charset=utf-8"
     notes = " ".join(f"Note {i}: the crawler keeps plain text documents too." for i in range(40))
