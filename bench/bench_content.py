@@ -2,11 +2,12 @@
 
     .venv/bin/python bench/bench_content.py [--pages 2000] [--hosts 40 --per-host 25 --repeats 3]
 
-1. Per-page cost on ~10 KB HTML pages (corpus prose): visible_text, fingerprint,
-   content_hash, the whole duplicate check against a real redis-server (this
-   bench's own, loopback, dies with the bench), gzip + sha256 for the store, and the
-   three pipelines end to end (file store, real Redis) driven like a crawl drives
-   them: fingerprints/s and CPU ms per page.
+1. Per-page cost on ~10 KB HTML pages (corpus prose): main text, signature
+   (simhash + sketch + text hash), content_hash, the whole duplicate check
+   against a real redis-server (this bench's own, loopback, dies with the
+   bench), gzip + sha256 for the store, and the three pipelines end to end
+   (file store, real Redis) driven like a crawl drives them: fingerprints/s and
+   CPU ms per page.
 2. A crawl of the test web with and without the content pipelines (the same
    `scrapy crawl web`, -s ITEM_PIPELINES={} for "without"), alternating, median of
    the repeats: CPU seconds of the crawl (crawler + its embedded Redis) and the
@@ -37,10 +38,10 @@ from crawlproj.pipelines.content import ContentDedupPipeline, content_signature
 from crawlproj.pipelines.metadata import MetadataPipeline
 from crawlproj.pipelines.store import PageStorePipeline
 from crawlproj.spiders.web import WebSpider, parse_page
-from extensions.neardup import content_hash, fingerprint
+from extensions.content.fingerprint import content_hash, signature
+from extensions.content.main_text import page_text
 from extensions.pagestore import content_key, pack_body
 from extensions.redis_conn import EmbeddedRedis, find_redis_server, redis_lifecycle
-from extensions.text import visible_text
 from scripts.testweb import WebSpec
 from tests.corpus.neardup_corpus import paragraph_stream
 
@@ -165,14 +166,14 @@ def part_one(n: int, tmp: Path) -> None:
     distinct = ten_kb_pages()
     pages = [distinct[i % len(distinct)] for i in range(n)]
     mean_kb = statistics.mean(len(p) for p in distinct) / 1024
-    texts = [visible_text(p) for p in pages]
+    texts = [page_text(p).text for p in pages]
     from scrapy.http import HtmlResponse
 
     responses = [HtmlResponse("http://b.test/", body=p, encoding="utf-8") for p in pages]
     rows = []
     for name, func, items in [
-        ("visible_text", visible_text, pages),
-        ("fingerprint (text given)", fingerprint, texts),
+        ("main text", page_text, pages),
+        ("signature (text given)", signature, texts),
         ("content_hash", content_hash, pages),
         ("content_signature (all three)", lambda r: content_signature(r, "text/html"), responses),
         ("gzip + sha256 key (store prep)", lambda p: (content_key(p), pack_body(p)), pages),

@@ -4,9 +4,10 @@ RecrawlLoadPipeline (before the content pipelines) reads the URL's stored state 
 classifies the bodiless answers of a re-crawl: 304 is "not_modified" (the row points at
 the stored copy), 404/410 "gone". ContentDedupPipeline then compares a 200 with the
 stored copy ("unchanged" when the body or its main text is identical: not stored
-again; any other difference, one sentence included, is a change). RecrawlCommitPipeline (after the page store, before the
-row is finalised) records the visit: validators for the next conditional GET, the
-change history and rate estimate, and the next due time (extensions/recrawl.py).
+again; any other difference, one sentence included, is a change).
+RecrawlCommitPipeline (after the page store, before the row is finalised) records the
+visit: validators for the next conditional GET, the change history and rate estimate,
+and the next due time (extensions/recrawl.py).
 
 Losing this state costs freshness, not data: a Redis error is counted and logged, and
 the row goes on.

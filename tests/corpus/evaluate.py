@@ -125,7 +125,6 @@ def unnamed(pages: list[Page]) -> list[Page]:
     return [Page(p.base, p.variant, _NAMED.sub(r"\1=\2k\2", p.html)) for p in pages]
 
 
-
 def score_variants(
     pages: list[Page], flagged: set[tuple[int, int]]
 ) -> tuple[Score, Score, dict[str, float]]:
