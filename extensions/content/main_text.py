@@ -39,14 +39,22 @@ pages the links are the content. (On the four doc sets: 67 of 3,841 pages.)
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
+from lxml import etree
 from resiliparse.extract.html2text import extract_plain_text
 from resiliparse.parse.html import HTMLTree
 
-from extensions.content.visible_text import fold_whitespace, visible_text
+from extensions.content.visible_text import (
+    drop_keep_tail,
+    fold_whitespace,
+    parser,
+    to_utf8,
+    visible_text,
+)
 
 FALLBACK_MIN_WORDS = 50
 FALLBACK_RATIO = 0.1
@@ -72,11 +80,15 @@ _LANDMARKS = frozenset(("banner", "navigation", "complementary", "contentinfo"))
 _TOKENS = frozenset(FURNITURE_TOKENS)
 _STEMS = frozenset(FURNITURE_STEMS)
 _PARTS = re.compile(r"[-_]")
-# Elements that may be furniture; each is then checked in Python (one CSS
-# selector with every token and stem costs lexbor ~0.3 ms a page, this ~0.05).
-_CANDIDATES = "[class], [id], time, [hidden], [role]"
+# Elements that may be furniture (libxml2 finds them); each is then checked in
+# Python. lxml, not resiliparse, for this step: iterating a resiliparse
+# selector result costs time proportional to the document per element (80 ms
+# an element on a 1 MB Sphinx page), and one CSS selector with every token and
+# stem costs lexbor ~0.3 ms a page.
+_CANDIDATES = etree.XPath("//*[@class or @id or @hidden or @role] | //time")
 
 
+@functools.lru_cache(maxsize=4096)
 def is_furniture_name(names: str) -> bool:
     """True when a class/id value names furniture: a whole token of
     FURNITURE_TOKENS, or a token whose first or last dash/underscore part is a
@@ -90,31 +102,37 @@ def is_furniture_name(names: str) -> bool:
     return False
 
 
-def _is_furniture(element: Any) -> bool:
-    if element.tag == "time" or element.hasattr("hidden"):
+def _is_furniture(element: etree._Element) -> bool:
+    if element.tag == "time" or element.get("hidden") is not None:
         return True
-    if (element.getattr("role") or "") in _LANDMARKS:
+    if (element.get("role") or "") in _LANDMARKS:
         return True
-    return is_furniture_name(f"{element.getattr('class') or ''} {element.getattr('id') or ''}")
+    return is_furniture_name(f"{element.get('class') or ''} {element.get('id') or ''}")
 
 
-Source = Literal["main", "visible", "none"]
+def strip_furniture(html: str | bytes) -> bytes | None:
+    """The document as UTF-8 HTML without the elements named as furniture
+    (None when it does not parse)."""
+    data = to_utf8(html)
+    if not data.strip():
+        return None
+    try:
+        root = etree.fromstring(data, parser())
+    except etree.XMLSyntaxError:
+        return None
+    if root is None:
+        return None
+    # Outermost first: a removed element's descendants are skipped.
+    for element in _CANDIDATES(root):
+        if _is_furniture(element) and element.getparent() is not None:
+            drop_keep_tail(element)
+    return bytes(etree.tostring(root, encoding="utf-8", method="html"))
 
 
-@dataclass(frozen=True)
-class PageText:
-    text: str  # whitespace-folded
-    source: Source  # which extraction it came from
-
-
-def extract_main(html: str | bytes) -> str:
-    """resiliparse's main content of the document (may be empty)."""
-    tree = HTMLTree.parse_from_bytes(html) if isinstance(html, bytes) else HTMLTree.parse(html)
+def _resiliparse_main(data: bytes) -> str:
+    tree = HTMLTree.parse_from_bytes(data, "utf-8")
     if tree.body is None:
         return ""
-    # Collected first, removed after: decompose() while iterating would skip nodes.
-    for element in [e for e in tree.body.query_selector_all(_CANDIDATES) if _is_furniture(e)]:
-        element.decompose()
     return extract_plain_text(
         tree,
         main_content=True,
@@ -125,6 +143,26 @@ def extract_main(html: str | bytes) -> str:
         noscript=False,
         preserve_formatting=False,
     )
+
+
+def extract_main(html: str | bytes) -> str:
+    """resiliparse's main content of the document, furniture removed (may be empty)."""
+    stripped = strip_furniture(html)
+    text = _resiliparse_main(stripped) if stripped is not None else ""
+    if text.strip():
+        return text
+    # libxml2 gives up on some hostile markup (nesting deeper than 256 levels)
+    # where lexbor does not: then the page as it came, furniture and all.
+    return _resiliparse_main(to_utf8(html))
+
+
+Source = Literal["main", "visible", "none"]
+
+
+@dataclass(frozen=True)
+class PageText:
+    text: str  # whitespace-folded
+    source: Source  # which extraction it came from
 
 
 def page_text(html: str | bytes) -> PageText:

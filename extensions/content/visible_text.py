@@ -47,10 +47,10 @@ _HIDDEN = etree.XPath("//*[@hidden]")
 _local = threading.local()
 
 
-def _parser() -> etree.HTMLParser:
+def parser() -> etree.HTMLParser:
     parser: etree.HTMLParser | None = getattr(_local, "parser", None)
     if parser is None:
-        # Input is always handed over as UTF-8 bytes (see _to_utf8): a fixed
+        # Input is always handed over as UTF-8 bytes (see to_utf8): a fixed
         # encoding skips libxml2's sniffing and sidesteps lxml's refusal to
         # parse str input that carries an XML encoding declaration.
         parser = etree.HTMLParser(
@@ -64,7 +64,7 @@ def _parser() -> etree.HTMLParser:
     return parser
 
 
-def _to_utf8(html: str | bytes) -> bytes:
+def to_utf8(html: str | bytes) -> bytes:
     if isinstance(html, str):
         return html.encode("utf-8", "surrogatepass")
     # Bytes straight off the wire: honour BOM / <meta charset> like a browser.
@@ -85,22 +85,23 @@ def visible_text(html: str | bytes) -> str:
     is broken by inline markup (``<b>W</b>ord``), which costs a fingerprint
     far less than merged words would.
     """
-    data = _to_utf8(html)
+    data = to_utf8(html)
     if not data.strip():
         return ""
     try:
-        root = etree.fromstring(data, _parser())
+        root = etree.fromstring(data, parser())
     except etree.XMLSyntaxError:
         return ""
     if root is None:
         return ""
     etree.strip_elements(root, *BOILERPLATE_TAGS, with_tail=False)
     for element in _HIDDEN(root):
-        _drop_keep_tail(element)
+        drop_keep_tail(element)
     return fold_whitespace(" ".join(root.itertext()))
 
 
-def _drop_keep_tail(element: etree._Element) -> None:
+def drop_keep_tail(element: etree._Element) -> None:
+    """Remove element from its tree, keeping the text that follows it."""
     parent = element.getparent()
     if parent is None:
         element.clear()
