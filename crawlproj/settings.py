@@ -210,8 +210,8 @@ NEARDUP_ENABLED = True
 NEARDUP_MAX_DISTANCE = 13
 # Estimated 5-shingle resemblance a candidate's sketch must confirm (labels: distinct < 0.5).
 NEARDUP_MIN_RESEMBLANCE = 0.65
-# Blocks of the 64-bit fingerprint in the index (4 blocks at distance 13: 1,668 look-ups/probe).
-NEARDUP_BLOCKS = 4
+# Blocks of the 64-bit fingerprint in the index (5 at distance 13: 381 look-ups per probe).
+NEARDUP_BLOCKS = 5
 # Fingerprints per index bucket before it takes no more (templated sites; neardup/bucket_overflows).
 NEARDUP_BUCKET_CAP = 1000
 # Nearest candidates whose sketches are compared per page (a templated site proposes many).

@@ -45,7 +45,13 @@ from crawlproj.items import PageItem
 from crawlproj.pipelines.recrawl import PREV_STATE_META
 from extensions.content.fingerprint import content_hash, hamming, signature
 from extensions.content.main_text import page_text
-from extensions.content.simhash_index import MAX_CANDIDATES, Match, SimhashIndex, plan_blocks
+from extensions.content.simhash_index import (
+    DEFAULT_BLOCKS,
+    MAX_CANDIDATES,
+    Match,
+    SimhashIndex,
+    plan_blocks,
+)
 from extensions.frontier.keys import FrontierKeys
 from extensions.pagestore import is_html_type
 from extensions.redis_conn import RedisUnavailable, redis_for
@@ -108,7 +114,7 @@ class NeardupConfig:
             enabled=settings.getbool("NEARDUP_ENABLED", True),
             max_distance=settings.getint("NEARDUP_MAX_DISTANCE", DEFAULT_MAX_DISTANCE),
             min_resemblance=settings.getfloat("NEARDUP_MIN_RESEMBLANCE", DEFAULT_MIN_RESEMBLANCE),
-            blocks=settings.getint("NEARDUP_BLOCKS", 4),
+            blocks=settings.getint("NEARDUP_BLOCKS", DEFAULT_BLOCKS),
             bucket_cap=settings.getint("NEARDUP_BUCKET_CAP", 1000),
             max_candidates=settings.getint("NEARDUP_MAX_CANDIDATES", MAX_CANDIDATES),
             min_words=settings.getint("NEARDUP_MIN_WORDS", 50),

@@ -194,9 +194,11 @@ def shingle_digest(shingle: bytes) -> bytes:
     return _mix64(x).to_bytes(8, "big")
 
 
-def shingle_hashes(h: np.ndarray, k: int) -> np.ndarray:
-    """Sorted distinct uint64 hashes of every k-token window of token hashes h
-    (one window if there are fewer than k tokens)."""
+def shingle_hashes(h: np.ndarray, k: int, distinct: bool = True) -> np.ndarray:
+    """uint64 hashes of every k-token window of token hashes h (one window if
+    there are fewer than k tokens): sorted and distinct, or with distinct=False
+    in text order with repeats (enough for a MinHash: repeats do not move a
+    minimum, and skipping the sort saves a tenth of the signature's time)."""
     n = max(len(h) - k + 1, 1)
     x = h[:n].copy()
     for j in range(1, min(k, len(h))):
@@ -208,7 +210,7 @@ def shingle_hashes(h: np.ndarray, k: int) -> np.ndarray:
     x ^= x >> np.uint64(27)
     x *= np.uint64(_MIX2)
     x ^= x >> np.uint64(31)
-    return np.unique(x)
+    return np.unique(x) if distinct else x
 
 
 def simhash_of(hashes: np.ndarray) -> int:
@@ -254,7 +256,7 @@ def signature(text: str) -> TextSignature:
             fold_whitespace(text).encode("utf-8", "surrogatepass")
         ).hexdigest(),
         simhash=simhash_of(shingle_hashes(h, SIMHASH_SHINGLE)),
-        sketch=sketch_of(shingle_hashes(h, SKETCH_SHINGLE)),
+        sketch=sketch_of(shingle_hashes(h, SKETCH_SHINGLE, distinct=False)),
     )
 
 

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from crawlproj.pipelines.content import DEFAULT_MAX_DISTANCE, DEFAULT_MIN_RESEMBLANCE
 from extensions.content.fingerprint import SKETCH_SIZE, hamming, resemblance
-from extensions.content.simhash_index import Match, SimhashIndex, index_keys
+from extensions.content.simhash_index import DEFAULT_BLOCKS, Match, SimhashIndex, index_keys
 
 K = DEFAULT_MAX_DISTANCE
 BAR = DEFAULT_MIN_RESEMBLANCE
@@ -195,7 +195,7 @@ def test_check_and_add_two_processes_never_admit_confirmed_near_duplicates(redis
         p.join(120)
         assert p.exitcode == 0
     client = redis.Redis.from_url(redis_url)
-    keys = index_keys(prefix, 4)
+    keys = index_keys(prefix, DEFAULT_BLOCKS)
     admitted = {int.from_bytes(f, "big") for f in client.hkeys(keys.docs)}
     try:
         for (x, _), (y, _), twin in zip(a_side, b_side, twins, strict=True):
@@ -207,7 +207,8 @@ def test_check_and_add_two_processes_never_admit_confirmed_near_duplicates(redis
 
 
 def test_bucket_cap_engages_on_templated_fingerprints(redis_url) -> None:  # type: ignore[no-untyped-def]
-    # A templated site: every page shares the template's first 16 bits.
+    # A templated site: every page shares the template's first 16 bits (so the
+    # first table's bucket, whatever its width, is the same for all).
     idx = _new_index(redis_url, f"test:neardup:cap:{next(_prefixes)}", bucket_cap=50)
     try:
         rng = random.Random(3)
@@ -218,9 +219,9 @@ def test_bucket_cap_engages_on_templated_fingerprints(redis_url) -> None:  # typ
             [(fp, sk, f"p{i}") for i, (fp, sk) in enumerate(zip(fps, sketches, strict=True))]
         )
         assert idx.bucket_overflows == 400 - 50
-        bucket = idx.redis.hget(idx.keys.tables[0], (0xBEEF).to_bytes(2, "big"))
+        bucket = idx.redis.hget(idx.keys.tables[0], idx.blocks[0].field(template))
         assert len(bucket) == 50 * 8
-        # Refused from one table, still found through the other three.
+        # Refused from one table, still found through the others.
         assert idx.probe(fps[-1], sketches[-1]) == Match("p399", 0, 1.0)
     finally:
         idx.clear()

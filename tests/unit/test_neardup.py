@@ -22,7 +22,7 @@ from extensions.content.fingerprint import (
     tokens,
 )
 from extensions.content.main_text import page_text
-from extensions.content.simhash_index import plan_blocks
+from extensions.content.simhash_index import DEFAULT_BLOCKS, plan_blocks
 from extensions.content.visible_text import visible_text
 from tests.corpus import neardup_corpus
 from tests.corpus.evaluate import jaccard, shingle_set
@@ -249,7 +249,7 @@ def test_content_hash_folds_whitespace() -> None:
 @given(st.integers(0, 2**64 - 1), st.data())
 def test_block_plan_pigeonhole(fp: int, data: st.DataObject) -> None:
     # Any fingerprint within max_distance shares a probed field in some table.
-    for k, m in ((DEFAULT_MAX_DISTANCE, 4), (7, 4), (3, 4), (8, 5), (0, 1)):
+    for k, m in ((DEFAULT_MAX_DISTANCE, DEFAULT_BLOCKS), (13, 4), (7, 4), (3, 4), (8, 5), (0, 1)):
         blocks = plan_blocks(k, m)
         bits = data.draw(st.lists(st.integers(0, 63), max_size=k, unique=True))
         other = fp
@@ -259,10 +259,11 @@ def test_block_plan_pigeonhole(fp: int, data: st.DataObject) -> None:
 
 
 def test_block_plan_shape() -> None:
-    blocks = plan_blocks(DEFAULT_MAX_DISTANCE, 4)
-    assert [b.width for b in blocks] == [16] * 4
-    assert [b.radius for b in blocks] == [3, 3, 2, 2]
-    assert sum(len(b.masks) for b in blocks) == 2 * 697 + 2 * 137
+    blocks = plan_blocks(DEFAULT_MAX_DISTANCE, DEFAULT_BLOCKS)
+    assert [b.width for b in blocks] == [13, 13, 13, 13, 12]
+    assert [b.radius for b in blocks] == [2, 2, 2, 2, 1]
+    assert sum(len(b.masks) for b in blocks) == 4 * 92 + 13
+    assert sum(len(b.masks) for b in plan_blocks(13, 4)) == 2 * 697 + 2 * 137
     assert sum(len(b.masks) for b in plan_blocks(7, 4)) == 4 * 17
     assert [len(b.masks) for b in plan_blocks(3, 4)] == [1, 1, 1, 1]
 
