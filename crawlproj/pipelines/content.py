@@ -291,6 +291,12 @@ class ContentDedupPipeline:
         assert self.index is not None
         match: Match | None = self.index.check_and_add(sig.simhash, sig.sketch, url)
         if match is not None and match.doc_id and match.doc_id != url:
+            # The row says it too (duplicate_of, resemblance); the log line is for
+            # whoever wonders why a page's body is not in the store.
+            logger.debug(
+                "Near duplicate: %s of %s (resemblance %.2f, %d bits)",
+                url, match.doc_id, match.resemblance, match.distance,
+            )  # fmt: skip
             return Verdict("near_duplicate", match.doc_id, match.distance, match.resemblance)
         return Verdict("unique")
 

@@ -50,7 +50,6 @@ from resiliparse.parse.html import HTMLTree
 
 from extensions.content.visible_text import (
     drop_keep_tail,
-    fold_whitespace,
     parser,
     to_utf8,
     visible_text,
@@ -167,8 +166,8 @@ class PageText:
 
 def page_text(html: str | bytes) -> PageText:
     """Main content, or the visible text where the extractor found too little."""
-    main = fold_whitespace(extract_main(html))
-    n_main = len(main.split())
+    words = extract_main(html).split()
+    main, n_main = " ".join(words), len(words)
     if n_main >= FALLBACK_MIN_WORDS:
         return PageText(main, "main")
     visible = visible_text(html)
