@@ -19,11 +19,9 @@ there is a change of the main text (README, "What happens to a fetched page").
 from __future__ import annotations
 
 import functools
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 
 from tests.corpus.furniture_corpus import CHANGES, SITES, revisions
+from tests.integration.one_host_web import OneHostWeb
 
 HOST = "edits.test"
 ADDRESS = "127.0.31.2"
@@ -47,47 +45,16 @@ def pages() -> dict[str, tuple[bytes, bytes]]:
     return out
 
 
-class EditWeb:
-    """ThreadingHTTPServer on ADDRESS:<free port>; ``revision`` (0 or 1) picks the version."""
+class EditWeb(OneHostWeb):
+    """The edited site on ADDRESS:<free port>; ``revision`` (0 or 1) picks the version."""
+
+    HOST = HOST
+    ADDRESS = ADDRESS
 
     def __init__(self) -> None:
+        super().__init__()
         self.revision = 0
-        self._server: ThreadingHTTPServer | None = None
 
-    def __enter__(self) -> EditWeb:
-        web, content = self, pages()
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                path = self.path.split("?", 1)[0]
-                if path == "/robots.txt":
-                    kind, body, status = "text/plain", b"User-agent: *\nAllow: /\n", 200
-                elif path in content:
-                    kind, body, status = (
-                        "text/html; charset=utf-8",
-                        content[path][web.revision],
-                        200,
-                    )
-                else:
-                    kind, body, status = "text/plain", b"not found\n", 404
-                self.send_response(status)
-                self.send_header("Content-Type", kind)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self._server = ThreadingHTTPServer((ADDRESS, 0), Handler)
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-
-    def url(self, path: str = "/") -> str:
-        assert self._server is not None
-        return f"http://{HOST}:{self._server.server_address[1]}{path}"
+    def answer(self, path: str) -> tuple[str, bytes] | None:
+        found = pages().get(path)
+        return None if found is None else ("text/html; charset=utf-8", found[self.revision])

@@ -19,18 +19,14 @@ The corpus pages link to /ref and /lib, which answer the same 404 body
 from __future__ import annotations
 
 import functools
-import threading
-import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 
 from tests.corpus import furniture_corpus
 from tests.corpus.neardup_corpus import build_corpus
+from tests.integration.one_host_web import OneHostWeb
 
 HOST = "twins.test"
 ADDRESS = "127.0.31.1"
 GROUP = ("/doc", "/doc-updated", "/doc-all", "/doc-copy")
-ROBOTS = b"User-agent: *\nAllow: /\n"
 
 
 @functools.cache
@@ -52,47 +48,11 @@ def pages() -> dict[str, tuple[str, bytes]]:
     }
 
 
-class TwinWeb:
-    """ThreadingHTTPServer on ADDRESS:<free port>; use as a context manager."""
+class TwinWeb(OneHostWeb):
+    """The twin site on ADDRESS:<free port>; use as a context manager."""
 
-    def __init__(self) -> None:
-        self.requests: list[dict[str, Any]] = []
-        self._server: ThreadingHTTPServer | None = None
+    HOST = HOST
+    ADDRESS = ADDRESS
 
-    def __enter__(self) -> TwinWeb:
-        log, content = self.requests, pages()
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                path = self.path.split("?", 1)[0]
-                if path == "/robots.txt":
-                    found: tuple[str, bytes] | None = ("text/plain", ROBOTS)
-                else:
-                    found = content.get(path)
-                kind, body = found or ("text/plain", b"not found\n")
-                self.send_response(200 if found else 404)
-                self.send_header("Content-Type", kind)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-                log.append({"path": self.path, "t": time.time()})
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self._server = ThreadingHTTPServer((ADDRESS, 0), Handler)
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-
-    @property
-    def port(self) -> int:
-        assert self._server is not None
-        return int(self._server.server_address[1])
-
-    def url(self, path: str = "/") -> str:
-        return f"http://{HOST}:{self.port}{path}"
+    def answer(self, path: str) -> tuple[str, bytes] | None:
+        return pages().get(path)
