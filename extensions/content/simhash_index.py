@@ -179,7 +179,7 @@ class SimhashIndex:
         bucket_cap: int = 1000,
         max_candidates: int = MAX_CANDIDATES,
     ) -> None:
-        kwargs = getattr(redis_client, "get_connection_kwargs", dict)()
+        kwargs: dict[str, Any] = getattr(redis_client, "get_connection_kwargs", dict)()
         if kwargs.get("decode_responses"):
             raise ValueError("SimhashIndex stores binary values: use decode_responses=False")
         self.redis = redis_client
