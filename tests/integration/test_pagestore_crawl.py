@@ -145,8 +145,15 @@ def test_rows_also_go_to_an_s3_feed(s3_crawl, moto_s3) -> None:
 
 
 def test_near_duplicate_pages_of_a_crawl_are_stored_once(s3_crawl) -> None:
-    _, twins, result, _, _, _ = s3_crawl
+    web, twins, result, _, _, _ = s3_crawl
     assert_twins_stored_once(result.items, twins)
+    # ...and every distinct page is stored as itself: the test web's pages (distinct
+    # prose of one site's template) and the twin site's unrelated article and text.
+    distinct = {*web.pages, twins.url("/other"), twins.url("/notes.txt")}
+    rows = [r for r in result.items if r["final_url"] in distinct and r["status"] == 200]
+    assert {r["final_url"] for r in rows} == distinct
+    for row in rows:
+        assert row["content_ref"] and row["duplicate_of"] is None, row["url"]
     assert "'content/near_duplicate': " in result.log
     assert "'content/exact_duplicate': " in result.log
 
