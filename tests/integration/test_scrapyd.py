@@ -126,16 +126,14 @@ def deploy(project: Path) -> Path:
 
 def check_egg(egg: Path) -> None:
     names = set(zipfile.ZipFile(egg).namelist())
-    for package in ("crawlproj", "extensions", "extensions/frontier", "crawlproj/spiders"):
+    packages = ("crawlproj", "extensions", "extensions/frontier", "extensions/content",
+                "crawlproj/spiders")  # fmt: skip
+    for package in packages:
         assert f"{package}/__init__.py" in names, f"{package} missing from the egg"
-    lua = {
-        str(p.relative_to(PROJECT_ROOT))
-        for p in [
-            *(PROJECT_ROOT / "extensions" / "frontier" / "lua").glob("*.lua"),
-            *(PROJECT_ROOT / "extensions" / "neardup_lua").glob("*.lua"),
-        ]
-    }
-    assert lua and lua <= names, f"Lua files missing from the egg: {sorted(lua - names)}"
+    # Every Lua script of every package (frontier, content, re-crawl).
+    lua = {str(p.relative_to(PROJECT_ROOT)) for p in PROJECT_ROOT.glob("extensions/**/*.lua")}
+    assert {"extensions/content/lua/add.lua", "extensions/frontier/lua/lease.lua"} <= lua
+    assert lua <= names, f"Lua files missing from the egg: {sorted(lua - names)}"
 
 
 def check_imports_from_egg(egg: Path, cwd: Path) -> None:
@@ -144,15 +142,17 @@ def check_imports_from_egg(egg: Path, cwd: Path) -> None:
     code = (
         "import sys; from scrapyd.runner import activate_egg; activate_egg(sys.argv[1]); "
         "import crawlproj.settings, extensions.frontier.lua_scripts as lua; "
-        "print(crawlproj.__file__); print(len(lua.script_source('lease')))"
+        "import extensions.content.simhash_index as index; "
+        "print(crawlproj.__file__); print(len(lua.script_source('lease'))); "
+        "print(len(index._lua_source('add.lua')))"
     )
     proc = subprocess.run(
         [sys.executable, "-c", code, str(egg)], cwd=cwd, capture_output=True, text=True, timeout=60
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    where, lua_len = proc.stdout.split()
+    where, lua_len, index_lua_len = proc.stdout.split()
     assert where.startswith(str(egg)), where
-    assert int(lua_len) > 100
+    assert int(lua_len) > 100 and int(index_lua_len) > 100
 
 
 def wait_finished(url: str, job: str, timeout: float = 150) -> dict[str, Any]:
