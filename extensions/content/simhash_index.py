@@ -120,6 +120,16 @@ def plan_blocks(max_distance: int, blocks: int) -> tuple[Block, ...]:
     widths = [64 // blocks + (1 if i < 64 % blocks else 0) for i in range(blocks)]
     need = max(0, max_distance - blocks + 1)
     radii = [need // blocks + (1 if i < need % blocks else 0) for i in range(blocks)]
+    # Counted before the masks are built: one block at distance 13 would be
+    # C(64, <=13) ~ 5e12 masks, a start-up that never ends instead of an error.
+    lookups = sum(
+        math.comb(w, r) for w, t in zip(widths, radii, strict=True) for r in range(min(t, w) + 1)
+    )
+    if lookups > MAX_LOOKUPS:
+        raise ValueError(
+            f"{blocks} blocks for max_distance={max_distance}: {lookups} look-ups per probe "
+            f"(at most {MAX_LOOKUPS}); use more blocks"
+        )
     out, shift = [], 64
     for width, radius in zip(widths, radii, strict=True):
         shift -= width
@@ -129,8 +139,6 @@ def plan_blocks(max_distance: int, blocks: int) -> tuple[Block, ...]:
             for bits in itertools.combinations(range(width), r)
         )
         out.append(Block(shift, width, radius, masks))
-    if sum(len(b.masks) for b in out) > MAX_LOOKUPS:
-        raise ValueError(f"{blocks} blocks for max_distance={max_distance}: too many look-ups")
     return tuple(out)
 
 
