@@ -154,8 +154,8 @@ class Replayer:
         if own:
             signature = content_signature(response, row.get("content_type"))
             item["length"] = len(body)
-            item["content_hash"], item["simhash"] = signature.content_hash, signature.simhash
-            item["text_hash"] = signature.text_hash
+            item["content_hash"], item["simhash"] = signature.content_hash, signature.text.simhash
+            item["text_hash"] = signature.text.text_hash
             self.counts.inc_value("reproduced")
         else:
             for name in ("length", "content_hash", "text_hash", "simhash"):

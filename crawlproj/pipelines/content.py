@@ -43,7 +43,7 @@ from scrapy.http import TextResponse
 from crawlproj.checkpoint import checkpoint_for
 from crawlproj.items import PageItem
 from crawlproj.pipelines.recrawl import PREV_STATE_META
-from extensions.content.fingerprint import content_hash, hamming, signature
+from extensions.content.fingerprint import TextSignature, content_hash, hamming, signature
 from extensions.content.main_text import page_text
 from extensions.content.simhash_index import (
     DEFAULT_BLOCKS,
@@ -72,10 +72,7 @@ DEFAULT_MIN_RESEMBLANCE = 0.65
 @dataclass(frozen=True)
 class Signature:
     content_hash: str | None  # None for an empty body
-    text_hash: str | None  # None when the body has no text
-    simhash: int | None  # None when the body has no text
-    sketch: bytes | None  # None when the body has no text
-    words: int  # tokens of the main text (short pages skip the near-duplicate index)
+    text: TextSignature  # of the main text (all None, 0 words, when there is none)
     text_source: str  # main | visible | none
 
 
@@ -83,7 +80,7 @@ def content_signature(response: Response, content_type: str | None) -> Signature
     """The content fields of a response; replay calls this too."""
     body = response.body
     if not body:
-        return Signature(None, None, None, None, 0, "none")
+        return Signature(None, signature(""), "none")
     source = "none"
     text = ""
     if isinstance(response, TextResponse):
@@ -93,8 +90,7 @@ def content_signature(response: Response, content_type: str | None) -> Signature
             text, source = extracted.text, extracted.source
         else:
             text, source = response.text, "main"
-    sig = signature(text)
-    return Signature(content_hash(body), sig.text_hash, sig.simhash, sig.sketch, sig.words, source)
+    return Signature(content_hash(body), signature(text), source)
 
 
 @dataclass(frozen=True)
@@ -214,8 +210,8 @@ class ContentDedupPipeline:
             self.pool, self._classify, response, item.get("content_type"), url, prev
         )
         item["content_hash"] = sig.content_hash
-        item["text_hash"] = sig.text_hash
-        item["simhash"] = sig.simhash
+        item["text_hash"] = sig.text.text_hash
+        item["simhash"] = sig.text.simhash
         item["duplicate_of"] = verdict.duplicate_of
         item["simhash_distance"] = verdict.distance
         item["resemblance"] = verdict.resemblance
@@ -274,22 +270,23 @@ class ContentDedupPipeline:
         """A re-fetch is unchanged when its body, or its main text, is the stored
         copy's; changed otherwise (however close the simhash). Copies stored
         before text hashes existed compare by body alone."""
-        distance = None
-        if sig.simhash is not None and prev.simhash:
-            distance = hamming(sig.simhash, int(prev.simhash, 16))
+        text, distance = sig.text, None
+        if text.simhash is not None and prev.simhash:
+            distance = hamming(text.simhash, int(prev.simhash, 16))
         same_body = sig.content_hash == (prev.content_hash or None)
-        same_text = sig.text_hash is not None and sig.text_hash == (prev.text_hash or None)
+        same_text = text.text_hash is not None and text.text_hash == (prev.text_hash or None)
         if same_body or same_text:
             return Verdict("unchanged", distance=distance)
         return Verdict("changed", distance=distance)
 
     def _near(self, sig: Signature, url: str) -> Verdict:
-        if sig.simhash is None or sig.sketch is None:
+        text = sig.text
+        if text.simhash is None or text.sketch is None:
             return Verdict("unique_no_text")
-        if not self.config.enabled or sig.words < self.config.min_words:
+        if not self.config.enabled or text.words < self.config.min_words:
             return Verdict("unique_short")
         assert self.index is not None
-        match: Match | None = self.index.check_and_add(sig.simhash, sig.sketch, url)
+        match: Match | None = self.index.check_and_add(text.simhash, text.sketch, url)
         if match is not None and match.doc_id and match.doc_id != url:
             # The row says it too (duplicate_of, resemblance); the log line is for
             # whoever wonders why a page's body is not in the store.

@@ -109,10 +109,9 @@ def _is_furniture(element: etree._Element) -> bool:
     return is_furniture_name(f"{element.get('class') or ''} {element.get('id') or ''}")
 
 
-def strip_furniture(html: str | bytes) -> bytes | None:
-    """The document as UTF-8 HTML without the elements named as furniture
-    (None when it does not parse)."""
-    data = to_utf8(html)
+def strip_furniture(data: bytes) -> bytes | None:
+    """A UTF-8 document (to_utf8's output) as UTF-8 HTML without the elements
+    named as furniture (None when it does not parse)."""
     if not data.strip():
         return None
     try:
@@ -121,7 +120,8 @@ def strip_furniture(html: str | bytes) -> bytes | None:
         return None
     if root is None:
         return None
-    # Outermost first: a removed element's descendants are skipped.
+    # Document order, outermost first: an element inside one already removed
+    # is removed again from the detached subtree, harmless and rare.
     for element in _CANDIDATES(root):
         if _is_furniture(element) and element.getparent() is not None:
             drop_keep_tail(element)
@@ -146,13 +146,14 @@ def _resiliparse_main(data: bytes) -> str:
 
 def extract_main(html: str | bytes) -> str:
     """resiliparse's main content of the document, furniture removed (may be empty)."""
-    stripped = strip_furniture(html)
+    data = to_utf8(html)  # the charset is decided once, here
+    stripped = strip_furniture(data)
     text = _resiliparse_main(stripped) if stripped is not None else ""
     if text.strip():
         return text
     # libxml2 gives up on some hostile markup (nesting deeper than 256 levels)
     # where lexbor does not: then the page as it came, furniture and all.
-    return _resiliparse_main(to_utf8(html))
+    return _resiliparse_main(data)
 
 
 Source = Literal["main", "visible", "none"]
