@@ -47,7 +47,7 @@ from twisted.web.server import Site
 
 from extensions.fetch_gaps import GapTracker, request_ip
 from extensions.metrics_stats import StatsView
-from extensions.redis_conn import map_slots, redis_lifecycle
+from extensions.redis_conn import AnyAsyncRedis, map_slots, redis_lifecycle
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
@@ -124,6 +124,7 @@ class CrawlMetrics:
         self.min_gap = math.inf
         self._port: IListeningPort | None = None
         self._redis_task: asyncio.Task[None] | None = None
+        self._redis_stop = asyncio.Event()
         self._define_metrics(config.delay)
         self.registry.register(StatsView(self))
 
@@ -255,25 +256,32 @@ class CrawlMetrics:
         # Its own client: the scheduler closes its client before spider_closed.
         client = redis_lifecycle(self.crawler).async_client()
         try:
-            while True:
-                try:
-                    await map_slots(client)  # a no-op once mapped
-                    counters: dict[str, int] = {}
-                    for key in keys:
-                        for name, value in (await client.hgetall(key)).items():
-                            counters[name.decode()] = counters.get(name.decode(), 0) + int(value)
-                    self.crawl_counters = counters
-                    self.stats.inc_value("metrics/redis_reads")
-                except (RedisError, OSError, ValueError) as exc:
-                    self.stats.inc_value("metrics/redis_errors")
-                    logger.debug("Metrics: frontier counters not read (%s)", exc)
-                await asyncio.sleep(self.config.redis_interval)
+            while not self._redis_stop.is_set():
+                await self._read_counters(client, keys)
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(self._redis_stop.wait(), self.config.redis_interval)
         finally:
             await client.aclose()
 
+    async def _read_counters(self, client: AnyAsyncRedis, keys: list[str]) -> None:
+        try:
+            await map_slots(client)  # a no-op once mapped
+            counters: dict[str, int] = {}
+            for key in keys:
+                for name, value in (await client.hgetall(key)).items():
+                    counters[name.decode()] = counters.get(name.decode(), 0) + int(value)
+            self.crawl_counters = counters
+            self.stats.inc_value("metrics/redis_reads")
+        except (RedisError, OSError, ValueError) as exc:
+            self.stats.inc_value("metrics/redis_errors")
+            logger.debug("Metrics: frontier counters not read (%s)", exc)
+
     async def spider_closed(self, spider: Spider, reason: str) -> None:
+        # Stopped between commands, never cancelled in one: redis-py (8.1) can swallow a
+        # CancelledError raised inside a command, and the loop then ran on forever, so
+        # the crawl never exited (seen in CI; reproduced with HGETALLs cancelled at random).
         task, self._redis_task = self._redis_task, None
+        self._redis_stop.set()
         if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
+            with contextlib.suppress(Exception):
                 await task
