@@ -12,7 +12,7 @@ setup(
     packages=find_packages(include=["crawlproj*", "extensions*"]),
     package_data={
         "extensions.frontier": ["lua/*.lua"],
-        "extensions": ["recrawl_lua/*.lua"],
+        "extensions.recrawl": ["lua/*.lua"],
         "extensions.content": ["lua/*.lua"],
     },
     include_package_data=True,

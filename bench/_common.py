@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from extensions.redis_conn import EmbeddedRedis, find_redis_server  # noqa: E402
+from extensions.state.connection import EmbeddedRedis, find_redis_server  # noqa: E402
 from scripts.crawlrun import run_crawl, write_seeds  # noqa: E402
 from scripts.testweb import TestWeb, WebSpec  # noqa: E402
 

@@ -24,13 +24,13 @@ import redis.asyncio as aioredis  # noqa: E402
 from scrapy import Request, Spider  # noqa: E402
 from scrapy.settings import Settings  # noqa: E402
 
-from extensions.dns_cache import DnsSettings, HostResolver  # noqa: E402
-from extensions.frontier.admission import Admission, url_filter_from_settings  # noqa: E402
+from extensions.admission.admit import Admission, url_filter_from_settings  # noqa: E402
+from extensions.admission.canonical import Canonicalizer  # noqa: E402
+from extensions.admission.seen import UrlSeen  # noqa: E402
+from extensions.dns.cache import DnsSettings, HostResolver  # noqa: E402
 from extensions.frontier.core import Frontier, FrontierConfig  # noqa: E402
-from extensions.frontier.keys import FrontierKeys  # noqa: E402
-from extensions.redis_conn import EmbeddedRedis, find_redis_server  # noqa: E402
-from extensions.seen import UrlSeen  # noqa: E402
-from extensions.urls import Canonicalizer  # noqa: E402
+from extensions.state.connection import EmbeddedRedis, find_redis_server  # noqa: E402
+from extensions.state.keys import FrontierKeys  # noqa: E402
 
 
 class BenchSpider(Spider):

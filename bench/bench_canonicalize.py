@@ -1,4 +1,4 @@
-"""Throughput of extensions.urls.Canonicalizer on a mix of typical links.
+"""Throughput of extensions.admission.canonical.Canonicalizer on a mix of typical links.
 
 Run by hand: ``.venv/bin/python bench/bench_canonicalize.py [--seconds 2]``. Target: at
 least 50,000 URLs/s on one core. Hosts repeat as on real pages (the authority cache is
@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from extensions.urls import Canonicalizer
+from extensions.admission.canonical import Canonicalizer
 
 HOSTS = ["www.example.com", "Blog.Example.org", "shop.example.net:8080", "news.example.co.uk"]
 PAGES = ["https://www.example.com/section/index.html", "http://blog.example.org/2024/05/post"]

@@ -40,8 +40,8 @@ from crawlproj.pipelines.store import PageStorePipeline
 from crawlproj.spiders.web import WebSpider, parse_page
 from extensions.content.fingerprint import content_hash, signature
 from extensions.content.main_text import page_text
-from extensions.pagestore import content_key, pack_body
-from extensions.redis_conn import EmbeddedRedis, find_redis_server, redis_lifecycle
+from extensions.pagestore.store import content_key, pack_body
+from extensions.state.connection import EmbeddedRedis, find_redis_server, redis_lifecycle
 from scripts.testweb import WebSpec
 from tests.corpus.neardup_corpus import paragraph_stream
 

@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import NOISE_NOTE, fmt, table
 
-from extensions.recrawl_policy import freshness_at_frequency
+from extensions.recrawl.policy import freshness_at_frequency
 from scripts.crawlrun import run_crawl, write_seeds
 from scripts.testweb import HostSpec, TestWeb, WebSpec
 from scripts.testweb.changes import ChangeClock

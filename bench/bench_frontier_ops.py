@@ -36,10 +36,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import NOISE_NOTE, redis_server, table
 
-from extensions.frontier.admission import seen_key
+from extensions.admission.admit import seen_key
+from extensions.admission.records import encode_request
 from extensions.frontier.core import AdmitItem, DownloadEvent, Frontier, FrontierConfig
-from extensions.frontier.keys import FrontierKeys
-from extensions.frontier.records import encode_request
+from extensions.state.keys import FrontierKeys
 
 SECTIONS = ["news", "sport", "products", "blog", "category", "articles", "docs", "shop", "tag"]
 WORDS = [

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pybloomfilter import BloomFilter
 
-from extensions.seen import SeenConfig, UrlSeen, allocated_fp_rate, theoretical_fp_rate
+from extensions.admission.seen import SeenConfig, UrlSeen, allocated_fp_rate, theoretical_fp_rate
 
 BATCH = 1000
 

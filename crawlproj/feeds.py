@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from extensions.redis_conn import data_dir_from_settings
+from extensions.state.connection import data_dir_from_settings
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings

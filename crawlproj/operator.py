@@ -20,10 +20,9 @@ import redis
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
-from extensions.dns import parse_hosts_map
-from extensions.frontier.keys import ShardedKeys
+from extensions.dns.resolver import parse_hosts_map
 from extensions.frontier.sharded import crawl_shards
-from extensions.redis_conn import (
+from extensions.state.connection import (
     AnyRedis,
     EmbeddedRedis,
     RedisUnavailable,
@@ -31,6 +30,7 @@ from extensions.redis_conn import (
     data_dir_from_settings,
     find_redis_server,
 )
+from extensions.state.keys import ShardedKeys
 
 
 class OperatorError(RuntimeError):

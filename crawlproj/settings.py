@@ -6,8 +6,8 @@ with `-s NAME=VALUE` on the command line or in a scrapyd job.
 
 # Lower-case aliases: Scrapy takes every upper-case name in this module for a setting.
 from crawlproj.items import ROW_FIELDS as row_fields
-from extensions.urls import DEFAULT_SESSION_PARAMS as default_session_params
-from extensions.urls import DEFAULT_TRACKING_PARAMS as default_tracking_params
+from extensions.admission.canonical import DEFAULT_SESSION_PARAMS as default_session_params
+from extensions.admission.canonical import DEFAULT_TRACKING_PARAMS as default_tracking_params
 
 BOT_NAME = "crawlproj"
 SPIDER_MODULES = ["crawlproj.spiders"]
@@ -72,7 +72,7 @@ DOWNLOADER_MIDDLEWARES = {
     # Innermost: reports each fetch's end, status and Retry-After to the frontier.
     "extensions.frontier.middleware.FrontierDownloaderMiddleware": 950,
     # Counts every failed fetch attempt by cause: fetch/errors/dns|connect|timeout|tls|http_5xx...
-    "extensions.fetch_errors.FetchErrorsMiddleware": 940,
+    "extensions.fetch.errors.FetchErrorsMiddleware": 940,
 }
 
 # --- URL hygiene (canonicalization and filters, applied at admission) ---------------------
@@ -133,7 +133,7 @@ ROBOTS_SITEMAPS = True
 
 # --- DNS ---------------------------------------------------------------------------
 # Resolver installed on the reactor: hosts map first, then the system resolver (cached).
-TWISTED_DNS_RESOLVER = "extensions.dns.HostsMapResolver"
+TWISTED_DNS_RESOLVER = "extensions.dns.resolver.HostsMapResolver"
 # Static name -> IP pins, like curl --resolve: dict or "host=ip,host2=ip" string.
 DNS_HOSTS_MAP: dict[str, str] = {}
 # Resolve only names in DNS_HOSTS_MAP (sandboxed test and demo crawls); others fail.
@@ -160,8 +160,8 @@ DOWNLOAD_TIMEOUT = 30
 # Seconds to establish the TCP (and proxy) connection: dead hosts fail fast.
 DOWNLOAD_CONNECT_TIMEOUT = 10.0
 DOWNLOAD_HANDLERS = {
-    "http": "extensions.download_handler.ConnectTimeoutHTTPDownloadHandler",
-    "https": "extensions.download_handler.ConnectTimeoutHTTPDownloadHandler",
+    "http": "extensions.fetch.handler.ConnectTimeoutHTTPDownloadHandler",
+    "https": "extensions.fetch.handler.ConnectTimeoutHTTPDownloadHandler",
 }
 # Bodies larger than this are cut while streaming, and so are decompressed bodies
 # (gzip/deflate/br/zstd bombs) by Scrapy's HttpCompressionMiddleware (bytes).
@@ -282,13 +282,13 @@ FEED_EXPORT_FIELDS = list(row_fields)
 # --- Extensions --------------------------------------------------------------------------
 EXTENSIONS = {
     # Owns the Redis connection (shared or embedded) for every component of this crawl.
-    "extensions.redis_conn.RedisLifecycle": 0,
+    "extensions.state.connection.RedisLifecycle": 0,
     # Logs pages/hosts/errors/elapsed at close; writes CRAWL_SUMMARY_FILE when set.
-    "extensions.summary.CrawlSummary": 500,
+    "extensions.observe.summary.CrawlSummary": 500,
     # Prometheus endpoint on METRICS_PORT (off while it is 0).
-    "extensions.metrics.CrawlMetrics": 600,
+    "extensions.observe.metrics.CrawlMetrics": 600,
     # HTML crawl report with charts at close (CRAWL_REPORT_PATH).
-    "extensions.report.CrawlReport": 610,
+    "extensions.observe.report.CrawlReport": 610,
 }
 # Where the end-of-crawl summary JSON goes (empty = log line only).
 CRAWL_SUMMARY_FILE = ""

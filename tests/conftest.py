@@ -10,7 +10,7 @@ import pytest
 import redis
 from hypothesis import settings as hypothesis_settings
 
-from extensions.redis_conn import EmbeddedRedis, find_redis_server
+from extensions.state.connection import EmbeddedRedis, find_redis_server
 from tests.integration.redis_cluster import LocalCluster
 
 # CI replays the same examples on every run (a submission must not fail on a draw);

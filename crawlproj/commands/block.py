@@ -10,13 +10,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from crawlproj.operator import OperatorCommand, need
-from extensions.url_filters import compile_block_rules
+from extensions.admission.filters import compile_block_rules
 
 if TYPE_CHECKING:
     import argparse
 
-    from extensions.frontier.keys import ShardedKeys
-    from extensions.redis_conn import AnyRedis
+    from extensions.state.connection import AnyRedis
+    from extensions.state.keys import ShardedKeys
 
 
 class Command(OperatorCommand):

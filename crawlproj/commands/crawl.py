@@ -18,15 +18,15 @@ from scrapy.exceptions import NotConfigured, UsageError
 import crawlproj.settings
 from crawlproj.pipelines.store import check_content_settings
 from crawlproj.seeds import SeedError, read_seed_arg
-from extensions.dns_cache import DnsSettings
-from extensions.frontier.admission import url_filter_from_settings
-from extensions.frontier.settings import frontier_config, scheduler_settings
-from extensions.pagestore import StoreUnavailable
-from extensions.recrawl import RecrawlConfig
-from extensions.redis_conn import RedisUnavailable, connect_url
-from extensions.seen import SeenConfig
-from extensions.settings_check import check_types
-from extensions.url_filters import compile_block_rules
+from extensions.admission.admit import url_filter_from_settings
+from extensions.admission.filters import compile_block_rules
+from extensions.admission.seen import SeenConfig
+from extensions.config import check_types
+from extensions.dns.cache import DnsSettings
+from extensions.frontier.config import frontier_config, scheduler_settings
+from extensions.pagestore.store import StoreUnavailable
+from extensions.recrawl.state import RecrawlConfig
+from extensions.state.connection import RedisUnavailable, connect_url
 
 if TYPE_CHECKING:
     import argparse

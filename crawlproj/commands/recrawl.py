@@ -21,14 +21,14 @@ from typing import TYPE_CHECKING, Any
 from scrapy.exceptions import UsageError
 
 from crawlproj.operator import OperatorCommand, OperatorError
-from extensions.recrawl import lua
-from extensions.url_filters import host_of
+from extensions.admission.filters import host_of
+from extensions.recrawl.state import lua
 
 if TYPE_CHECKING:
     import argparse
 
-    from extensions.frontier.keys import FrontierKeys, ShardedKeys
-    from extensions.redis_conn import AnyRedis
+    from extensions.state.connection import AnyRedis
+    from extensions.state.keys import FrontierKeys, ShardedKeys
 
 BATCH = 500
 

@@ -16,19 +16,19 @@ from scrapy.exceptions import UsageError
 
 from crawlproj.operator import OperatorCommand, OperatorError
 from crawlproj.seeds import SeedError, read_seed_arg
-from extensions.dns_cache import DnsSettings, HostResolver
-from extensions.frontier.admission import Admission, Rejected, url_filter_from_settings
+from extensions.admission.admit import Admission, Rejected, url_filter_from_settings
+from extensions.admission.canonical import Canonicalizer
+from extensions.dns.cache import DnsSettings, HostResolver
+from extensions.frontier.config import frontier_config
 from extensions.frontier.core import AdmitItem
-from extensions.frontier.settings import frontier_config
 from extensions.frontier.sharded import open_frontier
-from extensions.redis_conn import async_twin, map_slots
-from extensions.urls import Canonicalizer
+from extensions.state.connection import async_twin, map_slots
 
 if TYPE_CHECKING:
     import argparse
 
-    from extensions.frontier.keys import ShardedKeys
-    from extensions.redis_conn import AnyRedis
+    from extensions.state.connection import AnyRedis
+    from extensions.state.keys import ShardedKeys
 
 
 class Command(OperatorCommand):

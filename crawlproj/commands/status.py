@@ -13,16 +13,16 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from crawlproj.operator import OperatorCommand, ip_of
-from extensions.frontier.settings import frontier_config
-from extensions.recrawl_schedule import NEW_BUCKET, ZERO_BUCKET, bucket_rate
-from extensions.robots import RobotsVerdict
+from extensions.frontier.config import frontier_config
+from extensions.recrawl.schedule import NEW_BUCKET, ZERO_BUCKET, bucket_rate
+from extensions.robots.rules import RobotsVerdict
 
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable
 
-    from extensions.frontier.keys import FrontierKeys, ShardedKeys
-    from extensions.redis_conn import AnyRedis
+    from extensions.state.connection import AnyRedis
+    from extensions.state.keys import FrontierKeys, ShardedKeys
 
 # Back queues sampled for the oldest-URL estimate (reading every head would be O(IPs)).
 _SAMPLED_BACK_QUEUES = 200

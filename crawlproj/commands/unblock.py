@@ -9,8 +9,8 @@ from crawlproj.operator import OperatorCommand, OperatorError, need
 if TYPE_CHECKING:
     import argparse
 
-    from extensions.frontier.keys import ShardedKeys
-    from extensions.redis_conn import AnyRedis
+    from extensions.state.connection import AnyRedis
+    from extensions.state.keys import ShardedKeys
 
 
 class Command(OperatorCommand):

@@ -52,15 +52,15 @@ from extensions.content.simhash_index import (
     SimhashIndex,
     plan_blocks,
 )
-from extensions.frontier.keys import FrontierKeys
-from extensions.pagestore import is_html_type
-from extensions.redis_conn import RedisUnavailable, redis_for
+from extensions.pagestore.store import is_html_type
+from extensions.state.connection import RedisUnavailable, redis_for
+from extensions.state.keys import FrontierKeys
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
-    from extensions.recrawl import DocState
+    from extensions.recrawl.state import DocState
 
 logger = logging.getLogger(__name__)
 

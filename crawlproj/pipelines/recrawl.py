@@ -7,7 +7,7 @@ stored copy ("unchanged" when the body or its main text is identical: not stored
 again; any other difference, one sentence included, is a change).
 RecrawlCommitPipeline (after the page store, before the row is finalised) records the
 visit: validators for the next conditional GET, the change history and rate estimate,
-and the next due time (extensions/recrawl.py).
+and the next due time (extensions/recrawl/state.py).
 
 Losing this state costs freshness, not data: a Redis error is counted and logged, and
 the row goes on.
@@ -25,8 +25,8 @@ from scrapy.exceptions import NotConfigured
 from crawlproj.checkpoint import checkpoint_for
 from crawlproj.items import PageItem
 from crawlproj.pipelines.metadata import simhash_hex
-from extensions.frontier.admission import seen_key
-from extensions.recrawl import DocState, Fetch, RecrawlStore, recrawl_store
+from extensions.admission.admit import seen_key
+from extensions.recrawl.state import DocState, Fetch, RecrawlStore, recrawl_store
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

@@ -24,7 +24,7 @@ from crawlproj.checkpoint import checkpoint_for
 from crawlproj.items import PageItem
 from crawlproj.pipelines.content import NeardupConfig
 from crawlproj.pipelines.metadata import KEPT_COPY
-from extensions.pagestore import (
+from extensions.pagestore.store import (
     PageStore,
     StoreUnavailable,
     content_key,

@@ -29,9 +29,9 @@ from crawlproj.feeds import add_default_feed
 from crawlproj.items import PageItem
 from crawlproj.links import extract_links
 from crawlproj.seeds import SeedLine, read_seed_arg
-from extensions.frontier.settings import priority_weights
-from extensions.pagestore import StoreUnavailable
-from extensions.robots_cache import parse_sitemap
+from extensions.frontier.config import priority_weights
+from extensions.pagestore.store import StoreUnavailable
+from extensions.robots.cache import parse_sitemap
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

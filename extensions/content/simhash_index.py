@@ -47,12 +47,12 @@ import itertools
 import math
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import Any
 
 import numpy as np
 
 from extensions.content.fingerprint import SKETCH_SIZE, hamming, resemblance
+from extensions.state.lua import read_lua
 
 DEFAULT_BLOCKS = 5  # 13-bit blocks: the fewest Redis look-ups x bytes at k=13 (docstring)
 MAX_CANDIDATES = 64  # nearest candidates whose sketches a probe reads and compares
@@ -142,11 +142,12 @@ def plan_blocks(max_distance: int, blocks: int) -> tuple[Block, ...]:
     return tuple(out)
 
 
+PACKAGE = "extensions.content"
+
+
 @cache
 def _lua_source(name: str) -> str:
-    # importlib.resources, not Path(__file__): scrapyd runs the project from a zipped egg.
-    lua = resources.files("extensions.content").joinpath("lua")
-    return lua.joinpath("hamming.lua").read_text() + "\n" + lua.joinpath(name).read_text()
+    return read_lua(PACKAGE, "hamming") + "\n" + read_lua(PACKAGE, name.removesuffix(".lua"))
 
 
 def _pack(fp: int) -> bytes:

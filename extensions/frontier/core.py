@@ -16,9 +16,9 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from extensions.frontier.keys import FrontierKeys
-from extensions.frontier.lua_scripts import ENTRY_SCRIPTS, script_source
-from extensions.settings_check import require
+from extensions.config import require
+from extensions.state.keys import FrontierKeys
+from extensions.state.lua import ENTRY_SCRIPTS, script_source
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from scrapy.exceptions import DownloadTimeoutError
 from twisted.internet.error import TCPTimedOutError
 from twisted.internet.error import TimeoutError as TxTimeoutError
 
-from extensions.http_dates import http_time
+from extensions.fetch.http_dates import http_time
 
 if TYPE_CHECKING:
     from scrapy import Request

@@ -22,29 +22,33 @@ from scrapy import Request
 from scrapy.exceptions import CloseSpider, NotConfigured
 from scrapy.utils.defer import deferred_from_coro
 
-from extensions.dns_cache import DnsSettings, HostResolver
-from extensions.dns_policy import AddressRefused
-from extensions.frontier.admission import Admission, Rejected, url_filter_from_settings
+from extensions.admission.admit import Admission, Rejected, url_filter_from_settings
+from extensions.admission.canonical import (
+    DEFAULT_SESSION_PARAMS,
+    DEFAULT_TRACKING_PARAMS,
+    Canonicalizer,
+)
+from extensions.admission.filters import compile_block_rules, host_of
+from extensions.admission.records import RecordError, decode_request
+from extensions.admission.seen import UrlSeen
+from extensions.dns.cache import DnsSettings, HostResolver
+from extensions.dns.policy import AddressRefused
+from extensions.fetch.http_dates import w3c_time
+from extensions.frontier.config import frontier_config, scheduler_settings
 from extensions.frontier.core import AdmitItem, DownloadEvent, Frontier, FrontierReply
-from extensions.frontier.keys import ShardedKeys
-from extensions.frontier.records import RecordError, decode_request
-from extensions.frontier.robots_gate import RobotsGate
-from extensions.frontier.settings import frontier_config, scheduler_settings
 from extensions.frontier.sharded import ShardedFrontier, crawl_shards, open_frontier
-from extensions.http_dates import w3c_time
-from extensions.recrawl import RecrawlConfig, recrawl_store
-from extensions.recrawl_feed import RecrawlFeeder
-from extensions.redis_conn import (
+from extensions.recrawl.feeder import RecrawlFeeder
+from extensions.recrawl.state import RecrawlConfig, recrawl_store
+from extensions.robots.cache import RobotsCache, origin_of, robots_url
+from extensions.robots.gate import RobotsGate
+from extensions.robots.rules import RobotsPolicy
+from extensions.state.connection import (
     RedisUnavailable,
     data_dir_from_settings,
     map_slots,
     redis_lifecycle,
 )
-from extensions.robots import RobotsPolicy
-from extensions.robots_cache import RobotsCache, origin_of, robots_url
-from extensions.seen import UrlSeen
-from extensions.url_filters import compile_block_rules, host_of
-from extensions.urls import DEFAULT_SESSION_PARAMS, DEFAULT_TRACKING_PARAMS, Canonicalizer
+from extensions.state.keys import ShardedKeys
 
 if TYPE_CHECKING:
     from collections.abc import Coroutine

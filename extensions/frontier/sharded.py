@@ -36,8 +36,8 @@ from extensions.frontier.core import (
     FrontierConfig,
     FrontierReply,
 )
-from extensions.frontier.keys import FrontierKeys, ShardedKeys
-from extensions.redis_conn import cluster_primaries
+from extensions.state.connection import cluster_primaries
+from extensions.state.keys import FrontierKeys, ShardedKeys
 
 if TYPE_CHECKING:
     from redis import Redis

@@ -11,9 +11,9 @@ from typing import Any
 
 from crawlproj import settings as project
 
-METRICS = "extensions.metrics.CrawlMetrics"
-REPORT = "extensions.report.CrawlReport"
-FETCH_ERRORS = "extensions.fetch_errors.FetchErrorsMiddleware"
+METRICS = "extensions.observe.metrics.CrawlMetrics"
+REPORT = "extensions.observe.report.CrawlReport"
+FETCH_ERRORS = "extensions.fetch.errors.FetchErrorsMiddleware"
 
 # The orders handed over for settings.py.
 EXTENSION_ORDERS = {METRICS: 600, REPORT: 610}

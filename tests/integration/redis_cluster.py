@@ -14,7 +14,7 @@ from pathlib import Path
 
 import redis
 
-from extensions.redis_conn import die_with_parent, find_redis_server
+from extensions.state.connection import die_with_parent, find_redis_server
 
 SLOTS = 16384
 # A node also listens on its cluster bus, port + 10000: both must be free.

@@ -11,9 +11,9 @@ import pytest
 import redis.asyncio as aioredis
 from twisted.internet.error import DNSLookupError
 
-from extensions.dns_cache import DnsSettings, HostResolver
-from extensions.dns_policy import AddressPolicy, AddressRefused, parse_networks
-from extensions.frontier.keys import FrontierKeys
+from extensions.dns.cache import DnsSettings, HostResolver
+from extensions.dns.policy import AddressPolicy, AddressRefused, parse_networks
+from extensions.state.keys import FrontierKeys
 
 KEYS = FrontierKeys("dnstest")
 

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from extensions.report_html import GAP_BINS, display_buckets
+from extensions.observe.report_html import GAP_BINS, display_buckets
 from scripts.crawlrun import PROJECT_ROOT, run_crawl, write_seeds
 from scripts.testweb import HostSpec, TestWeb, WebSpec
 from tests.integration.browser import read_png, run_chromium
@@ -88,7 +88,15 @@ def test_report_data_describes_the_crawl(report) -> None:
 def test_the_cli_rebuilds_the_same_page_from_the_json(report, tmp_path: Path) -> None:
     out = tmp_path / "again.html"
     json_path = report["html"].with_suffix(".json")
-    cmd = [sys.executable, "-m", "extensions.report", "--stats", str(json_path), "--out", str(out)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "extensions.observe.report",
+        "--stats",
+        str(json_path),
+        "--out",
+        str(out),
+    ]
     proc = subprocess.run(cmd, cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert out.read_text() == report["html"].read_text()

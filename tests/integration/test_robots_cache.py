@@ -23,8 +23,8 @@ import pytest
 import redis
 import redis.asyncio as aioredis
 
-from extensions.frontier.keys import FrontierKeys
-from extensions.robots import (
+from extensions.robots.cache import RobotsCache, origin_of, robots_url
+from extensions.robots.rules import (
     ALLOW_ALL,
     DISALLOW_ALL,
     MAX_REDIRECTS,
@@ -34,7 +34,7 @@ from extensions.robots import (
     next_redirect,
     verdict_from_response,
 )
-from extensions.robots_cache import RobotsCache, origin_of, robots_url
+from extensions.state.keys import FrontierKeys
 
 KEYS = FrontierKeys("test")
 UA = "crawlproj"

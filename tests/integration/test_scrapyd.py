@@ -141,7 +141,7 @@ def check_imports_from_egg(egg: Path, cwd: Path) -> None:
     and the frontier's Lua scripts load from inside it."""
     code = (
         "import sys; from scrapyd.runner import activate_egg; activate_egg(sys.argv[1]); "
-        "import crawlproj.settings, extensions.frontier.lua_scripts as lua; "
+        "import crawlproj.settings, extensions.state.lua as lua; "
         "import extensions.content.simhash_index as index; "
         "print(crawlproj.__file__); print(len(lua.script_source('lease'))); "
         "print(len(index._lua_source('add.lua')))"

@@ -12,7 +12,7 @@ import pytest
 import redis
 from scrapy.settings import Settings
 
-from extensions.seen import UrlSeen
+from extensions.admission.seen import UrlSeen
 
 SEEN_SET = "test:seen"
 # The admit script's URL-seen step, per key: SADD, and admit only on 1.

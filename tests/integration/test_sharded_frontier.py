@@ -13,9 +13,9 @@ import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 
 from extensions.frontier.core import AdmitItem, DownloadEvent, FrontierConfig
-from extensions.frontier.keys import ShardedKeys
 from extensions.frontier.sharded import ShardedFrontier, combine_extras, crawl_shards, digest
-from extensions.redis_conn import connect_url, map_slots
+from extensions.state.connection import connect_url, map_slots
+from extensions.state.keys import ShardedKeys
 from tests.integration.redis_cluster import LocalCluster
 from tests.unit.test_frontier_sim import VirtualClock, simulate
 

@@ -18,7 +18,7 @@ from twisted.internet import error as txerror
 from twisted.python.failure import Failure
 from twisted.web.client import ResponseNeverReceived
 
-from extensions.fetch_errors import CAUSES, classify, status_cause
+from extensions.fetch.errors import CAUSES, classify, status_cause
 
 
 def wrapped(outer: type[Exception], inner: BaseException) -> Exception:

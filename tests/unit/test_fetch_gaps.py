@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from scrapy import Request
 
-from extensions.fetch_gaps import GapTracker, Start, request_ip
+from extensions.fetch.gaps import GapTracker, Start, request_ip
 
 
 def test_gap_is_end_of_previous_fetch_to_start_of_next() -> None:

@@ -17,7 +17,7 @@ import pytest
 import redis.asyncio as aioredis
 
 from extensions.frontier.core import AdmitItem, DownloadEvent, Frontier, FrontierConfig
-from extensions.frontier.keys import FrontierKeys
+from extensions.state.keys import FrontierKeys
 
 FETCH_S = 0.2
 DELAY_S = 1.0

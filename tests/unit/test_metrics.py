@@ -6,7 +6,7 @@ import pytest
 from scrapy.exceptions import NotConfigured
 from scrapy.settings import Settings
 
-from extensions.metrics import MetricsConfig, gap_buckets
+from extensions.observe.metrics import MetricsConfig, gap_buckets
 
 
 def test_gap_buckets_contain_the_delay() -> None:

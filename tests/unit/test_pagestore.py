@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from scrapy.settings import Settings
 
-from extensions.pagestore import (
+from extensions.pagestore.store import (
     FilePageStore,
     StoreCache,
     StoreUnavailable,

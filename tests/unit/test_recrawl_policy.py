@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from extensions.recrawl_policy import (
+from extensions.recrawl.policy import (
     POLICIES,
     allocate,
     estimate_rate,

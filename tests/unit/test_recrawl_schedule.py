@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from extensions.recrawl_policy import freshness, mean_freshness
-from extensions.recrawl_schedule import (
+from extensions.recrawl.policy import freshness, mean_freshness
+from extensions.recrawl.schedule import (
     NEW_BUCKET,
     ZERO_BUCKET,
     RecrawlSchedule,

@@ -9,9 +9,9 @@ import json
 import pytest
 import redis.asyncio as aioredis
 
+from extensions.admission.records import mark_recrawl
 from extensions.frontier.core import AdmitItem, Frontier, FrontierConfig
-from extensions.frontier.keys import FrontierKeys
-from extensions.frontier.records import mark_recrawl
+from extensions.state.keys import FrontierKeys
 from tests.unit.test_frontier_sim import VirtualClock, simulate
 
 IP = "10.0.0.7"

@@ -10,10 +10,10 @@ from email.utils import formatdate
 import pytest
 import redis.asyncio as aioredis
 
-from extensions.frontier.keys import FrontierKeys
-from extensions.http_dates import w3c_time
-from extensions.recrawl import DocState, Fetch, RecrawlConfig, RecrawlStore, lua
-from extensions.recrawl_schedule import NEW_BUCKET, ScheduleConfig, rate_bucket
+from extensions.fetch.http_dates import w3c_time
+from extensions.recrawl.schedule import NEW_BUCKET, ScheduleConfig, rate_bucket
+from extensions.recrawl.state import DocState, Fetch, RecrawlConfig, RecrawlStore, lua
+from extensions.state.keys import FrontierKeys
 
 T0 = 1_700_000_000.0
 INTERVAL = 100.0

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from scrapy.settings import Settings
 
-from extensions import report_data
-from extensions.report import first_local_feed, report_path
-from extensions.report_data import GapStats, HostCounts, Timeline, json_safe
-from extensions.report_html import GAP_BINS, display_buckets, gap_bins, render
+from extensions.observe import report_data
+from extensions.observe.report import first_local_feed, report_path
+from extensions.observe.report_data import GapStats, HostCounts, Timeline, json_safe
+from extensions.observe.report_html import GAP_BINS, display_buckets, gap_bins, render
 
 
 def test_timeline_keeps_at_most_max_buckets_and_the_total() -> None:

@@ -12,7 +12,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from protego import Protego
 
-from extensions.robots import (
+from extensions.robots.cache import (
+    SitemapTooLarge,
+    origin_of,
+    parse_sitemap,
+    robots_url,
+)
+from extensions.robots.rules import (
     ALLOW_ALL,
     DISALLOW_ALL,
     MAX_REDIRECTS,
@@ -27,12 +33,6 @@ from extensions.robots import (
     parse_sitemaps,
     product_token,
     verdict_from_response,
-)
-from extensions.robots_cache import (
-    SitemapTooLarge,
-    origin_of,
-    parse_sitemap,
-    robots_url,
 )
 
 # (name, user agent, path on http://foo.bar, expected, robots.txt)

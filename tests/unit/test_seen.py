@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scrapy.settings import Settings
 
-from extensions.seen import (
+from extensions.admission.seen import (
     SeenConfig,
     UrlSeen,
     allocated_fp_rate,
@@ -123,7 +123,7 @@ def warnings_of(caplog: pytest.LogCaptureFixture) -> list[str]:
 def test_capacity_warnings_then_new_generation(
     data_dir: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, logger="extensions.seen")
+    caplog.set_level(logging.INFO, logger="extensions.admission.seen")
     rng = random.Random(1)
     stats = Stats()
     first = random_keys(rng, 1000)

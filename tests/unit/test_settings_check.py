@@ -6,8 +6,8 @@ import pytest
 from scrapy.settings import Settings
 
 import crawlproj.settings
-from extensions.recrawl import RecrawlConfig
-from extensions.settings_check import check_types, require
+from extensions.config import check_types, require
+from extensions.recrawl.state import RecrawlConfig
 
 
 @pytest.mark.parametrize(

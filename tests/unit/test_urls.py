@@ -1,4 +1,4 @@
-"""Tests for extensions.urls (canonicalization) and extensions.url_filters."""
+"""Tests for extensions.admission.canonical (canonicalization) and extensions.admission.filters."""
 
 from __future__ import annotations
 
@@ -6,14 +6,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from extensions.url_filters import UrlFilter, compile_block_rules, host_of, trap_pattern
-from extensions.urls import (
+from extensions.admission.canonical import (
     DEFAULT_SESSION_PARAMS,
     DEFAULT_TRACKING_PARAMS,
     Canonicalizer,
     base_href,
     canonicalize,
 )
+from extensions.admission.filters import UrlFilter, compile_block_rules, host_of, trap_pattern
 
 PAGE = "http://example.com/dir/page.html?x=1"
 

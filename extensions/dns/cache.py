@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.error import DNSLookupError
 
-from extensions.dns import parse_hosts_map
-from extensions.dns_policy import AddressPolicy, parse_networks
+from extensions.dns.policy import AddressPolicy, parse_networks
+from extensions.dns.resolver import parse_hosts_map
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis

@@ -45,9 +45,9 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.web.resource import Resource
 from twisted.web.server import Site
 
-from extensions.fetch_gaps import GapTracker, request_ip
-from extensions.metrics_stats import StatsView
-from extensions.redis_conn import AnyAsyncRedis, map_slots, redis_lifecycle
+from extensions.fetch.gaps import GapTracker, request_ip
+from extensions.observe.metrics_stats import StatsView
+from extensions.state.connection import AnyAsyncRedis, map_slots, redis_lifecycle
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 from urllib.parse import unquote, urlsplit
 
-from extensions.redis_conn import data_dir_from_settings
+from extensions.state.connection import data_dir_from_settings
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -178,7 +178,7 @@ def open_store(uri: str, settings: BaseSettings) -> PageStore:
     if parts.scheme == "s3":
         if not parts.netloc:
             raise ValueError(f"PAGESTORE_URI {uri}: no bucket; use s3://bucket/prefix")
-        from extensions.pagestore_s3 import S3PageStore
+        from extensions.pagestore.s3 import S3PageStore
 
         return S3PageStore.from_settings(parts.netloc, parts.path.strip("/"), settings)
     if parts.scheme == "file":

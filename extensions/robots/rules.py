@@ -18,7 +18,7 @@ in ways that change answers (each pinned by a test in tests/unit/test_robots.py)
 
 Kept from Protego/Google on purpose: "Allow: /x/index.html" also allows "/x/" (Google's
 reference does the same); RFC 9309 2.2.2 equivalence of percent-encoded and raw octets.
-Origins, the Redis-shared cache and sitemap parsing live in :mod:`extensions.robots_cache`.
+Origins, the Redis-shared cache and sitemap parsing live in :mod:`extensions.robots.cache`.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from urllib.parse import urljoin, urlsplit
 
 from protego import Protego
 
-from extensions.http_dates import http_time
+from extensions.fetch.http_dates import http_time
 
 logger = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ Where RFC 3986 and browsers disagree on link resolution (backslashes,
 standard, because links on the web are written for browsers.
 
 URL filters (depth, length, traps, block rules) live in
-:mod:`extensions.url_filters` and are re-exported here for convenience.
+:mod:`extensions.admission.filters` and are re-exported here for convenience.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable, Iterable
 from urllib.parse import unquote
 
-from extensions.url_filters import (
+from extensions.admission.filters import (
     BlockRules,
     UrlFilter,
     compile_block_rules,

@@ -25,7 +25,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from extensions.recrawl_policy import POLICIES, allocate, freshness
+from extensions.recrawl.policy import POLICIES, allocate, freshness
 
 NEW_BUCKET = "new"  # fetched once: no change-rate estimate yet
 ZERO_BUCKET = "never"  # never seen to change (not "0": that is the bucket of rate 1/s)

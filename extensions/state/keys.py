@@ -52,7 +52,7 @@ Crawl-wide keys (prefix G = "crawlproj:{<crawl>}"):
     G:dns:<host>     string  "ok|fail value fresh_until stale_until", shared DNS cache
     G:robots:<origin> string robots.txt verdict JSON, expiring with the verdict
     G:content_hashes hash    content hash (sha256 hex) -> URL of the first page with it
-    G:doc:<fp>       string  re-crawl state of one stored URL, JSON (extensions/recrawl.py):
+    G:doc:<fp>       string  re-crawl state of one stored URL, JSON (extensions/recrawl/state.py):
                              u, at, visits, etag, lm, ch, th, sh, ref, dup, rate, obs, bucket,
                              cb, d (one string: a hash of long values costs 3x the memory)
     G:recrawl_due    zset    fp -> next due time (a claimed fp: its claim's expiry)

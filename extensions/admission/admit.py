@@ -11,18 +11,24 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from extensions.dns_policy import AddressRefused
+from extensions.admission.filters import (
+    BlockRules,
+    UrlFilter,
+    compile_block_rules,
+    host_of,
+    trap_pattern,
+)
+from extensions.admission.records import encode_request, mark_recrawl
+from extensions.dns.policy import AddressRefused
 from extensions.frontier.core import AdmitItem
-from extensions.frontier.records import encode_request, mark_recrawl
-from extensions.url_filters import BlockRules, UrlFilter, compile_block_rules, host_of, trap_pattern
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
     from scrapy.settings import BaseSettings
 
-    from extensions.dns_cache import HostResolver
-    from extensions.frontier.robots_gate import RobotsGate
-    from extensions.urls import Canonicalizer
+    from extensions.admission.canonical import Canonicalizer
+    from extensions.dns.cache import HostResolver
+    from extensions.robots.gate import RobotsGate
 
 
 class Rejected(ValueError):

@@ -18,23 +18,23 @@ from __future__ import annotations
 import json
 import weakref
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 
-from extensions.frontier.keys import FrontierKeys
-from extensions.frontier.settings import priority_weights
-from extensions.http_dates import http_time
-from extensions.recrawl_policy import estimate_rate
-from extensions.recrawl_schedule import (
+from extensions.config import require
+from extensions.fetch.http_dates import http_time
+from extensions.frontier.config import priority_weights
+from extensions.recrawl.policy import estimate_rate
+from extensions.recrawl.schedule import (
     NEW_BUCKET,
     RecrawlSchedule,
     ScheduleConfig,
     rate_bucket,
 )
-from extensions.redis_conn import redis_lifecycle
-from extensions.settings_check import require
+from extensions.state.connection import redis_lifecycle
+from extensions.state.keys import FrontierKeys
+from extensions.state.lua import read_lua
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -43,8 +43,8 @@ if TYPE_CHECKING:
 
 
 def lua(name: str) -> str:
-    """A script of recrawl_lua/ (importlib.resources: works from a scrapyd egg too)."""
-    return resources.files("extensions").joinpath("recrawl_lua", f"{name}.lua").read_text()
+    """A script of extensions/recrawl/lua/."""
+    return read_lua("extensions.recrawl", name)
 
 
 @dataclass(frozen=True)

@@ -19,15 +19,20 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
 
-from extensions.robots import DISALLOW_ALL, MAX_REDIRECTS, next_redirect, verdict_from_response
-from extensions.robots_cache import origin_of
+from extensions.robots.cache import origin_of
+from extensions.robots.rules import (
+    DISALLOW_ALL,
+    MAX_REDIRECTS,
+    next_redirect,
+    verdict_from_response,
+)
 
 if TYPE_CHECKING:
     from scrapy.core.engine import ExecutionEngine
     from scrapy.http import Response
 
-    from extensions.robots import RobotsPolicy, RobotsVerdict
-    from extensions.robots_cache import RobotsCache
+    from extensions.robots.cache import RobotsCache
+    from extensions.robots.rules import RobotsPolicy, RobotsVerdict
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ Where: CRAWL_REPORT_PATH when set; else beside the first local feed
 
 On demand, from a saved JSON (e.g. after restyling, or for an older crawl):
 
-    python -m extensions.report --stats out/items-report.json --out report.html
+    python -m extensions.observe.report --stats out/items-report.json --out report.html
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from urllib.parse import urlsplit
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
-from extensions.fetch_gaps import GapTracker, request_ip
-from extensions.report_data import GapStats, HostCounts, Timeline, json_safe
-from extensions.report_html import render
+from extensions.fetch.gaps import GapTracker, request_ip
+from extensions.observe.report_data import GapStats, HostCounts, Timeline, json_safe
+from extensions.observe.report_html import render
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
@@ -51,7 +51,7 @@ def report_path(settings: BaseSettings, spider_name: str, job: str = "") -> Path
     feed = first_local_feed(settings.getdict("FEEDS"))
     if feed is not None:
         return feed.parent / f"{feed.stem}-report.html"
-    from extensions.redis_conn import data_dir_from_settings
+    from extensions.state.connection import data_dir_from_settings
 
     name = f"{spider_name}-{job}" if job else spider_name
     return data_dir_from_settings(settings) / f"{name}-report.html"
@@ -171,7 +171,7 @@ def write_report(data: dict[str, Any], html_path: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m extensions.report",
+        prog="python -m extensions.observe.report",
         description="Rebuild a crawl report (HTML) from the JSON a crawl saved beside it.",
     )
     parser.add_argument("--stats", required=True, help="the report's JSON (<name>-report.json)")

@@ -1,4 +1,7 @@
-"""The frontier's Lua scripts: each entry script is common.lua plus its own body.
+"""The one Lua loader: every stage's scripts (frontier, recrawl, simhash index) are read
+here, through importlib.resources, not Path(__file__): scrapyd runs a zipped egg.
+
+The frontier's entry scripts are common.lua plus their own body.
 
 Redis scripts cannot include one another, so the shared library (delay, ready heap,
 router) is concatenated in front of every entry script at load time, behind a key
@@ -10,13 +13,18 @@ from __future__ import annotations
 from functools import cache
 from importlib import resources
 
-from extensions.frontier.keys import FIXED_KEYS
+from extensions.state.keys import FIXED_KEYS
 
 ENTRY_SCRIPTS = ("admit", "lease", "report", "route_pending", "unpark")
 
 
+def read_lua(package: str, name: str) -> str:
+    """`<package>/lua/<name>.lua`, e.g. read_lua("extensions.recrawl", "claim")."""
+    return resources.files(package).joinpath("lua", f"{name}.lua").read_text()
+
+
 def _read(name: str) -> str:
-    return resources.files("extensions.frontier").joinpath("lua", f"{name}.lua").read_text()
+    return read_lua("extensions.frontier", name)
 
 
 @cache

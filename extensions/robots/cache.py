@@ -1,6 +1,6 @@
 """Per-origin robots state: origin keys, the Redis-shared verdict cache, and sitemaps.
 
-The policy itself (RFC 9309 parsing, matching, status rules) is :mod:`extensions.robots`.
+The policy itself (RFC 9309 parsing, matching, status rules) is :mod:`extensions.robots.rules`.
 
 Keys (prefix P is the crawl's key prefix, e.g. "crawlproj:{web}"):
     P:robots:<origin>   string   RobotsVerdict JSON, PX = expires_at - now
@@ -19,7 +19,7 @@ from urllib.parse import urljoin, urlsplit
 import redis.asyncio
 from lxml import etree
 
-from extensions.robots import DISALLOW_ALL, RobotsVerdict
+from extensions.robots.rules import DISALLOW_ALL, RobotsVerdict
 
 logger = logging.getLogger(__name__)
 

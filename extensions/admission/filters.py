@@ -2,7 +2,7 @@
 
 Per-host budgets, per-pattern counters and the live blocklist need shared state (Redis)
 and live elsewhere; this module only computes reasons and keys. URLs are expected to be
-canonical (see :mod:`extensions.urls`), but nothing here fails on a non-canonical one.
+canonical (see :mod:`extensions.admission.canonical`); nothing here fails on others.
 """
 
 from __future__ import annotations

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
-from extensions.fetch_errors import CAUSES, STAT_PREFIX
+from extensions.fetch.errors import CAUSES, STAT_PREFIX
 
 if TYPE_CHECKING:
-    from extensions.metrics import CrawlMetrics
+    from extensions.observe.metrics import CrawlMetrics
 
 # Trap guards: URL-shape caps and repeated path segments (URL_MAX_PER_PATTERN, ...).
 TRAP_GUARDS = {

@@ -17,7 +17,7 @@ from twisted.internet.address import IPv4Address, IPv6Address
 from twisted.internet.interfaces import IHostnameResolver, IResolutionReceiver
 from zope.interface import implementer
 
-from extensions.dns_policy import AddressPolicy, parse_networks
+from extensions.dns.policy import AddressPolicy, parse_networks
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

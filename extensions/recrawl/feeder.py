@@ -17,7 +17,7 @@ from scrapy import Request
 if TYPE_CHECKING:
     from scrapy import Spider
 
-    from extensions.recrawl import RecrawlStore
+    from extensions.recrawl.state import RecrawlStore
 
 # Answers a re-fetch handles itself: 304 (unchanged), 404/410 (gone: stop re-crawling).
 RECRAWL_STATUSES = [304, 404, 410]
