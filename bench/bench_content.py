@@ -40,7 +40,7 @@ from crawlproj.pipelines.store import PageStorePipeline
 from crawlproj.spiders.web import WebSpider, parse_page
 from extensions.content.fingerprint import content_hash, signature
 from extensions.content.main_text import page_text
-from extensions.pagestore.store import content_key, pack_body
+from extensions.pagestore.protocol import content_key, pack_body
 from extensions.state.connection import EmbeddedRedis, find_redis_server, redis_lifecycle
 from scripts.testweb import WebSpec
 from tests.corpus.neardup_corpus import paragraph_stream

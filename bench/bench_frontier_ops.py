@@ -37,8 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import NOISE_NOTE, redis_server, table
 
 from extensions.admission.admit import seen_key
-from extensions.admission.records import encode_request
-from extensions.frontier.core import AdmitItem, DownloadEvent, Frontier, FrontierConfig
+from extensions.admission.records import AdmitItem, encode_request
+from extensions.frontier.core import DownloadEvent, Frontier, FrontierConfig
 from extensions.state.keys import FrontierKeys
 
 SECTIONS = ["news", "sport", "products", "blog", "category", "articles", "docs", "shop", "tag"]

@@ -24,7 +24,7 @@ from extensions.admission.seen import SeenConfig
 from extensions.config import check_types
 from extensions.dns.cache import DnsSettings
 from extensions.frontier.config import frontier_config, scheduler_settings
-from extensions.pagestore.store import StoreUnavailable
+from extensions.pagestore.protocol import StoreUnavailable
 from extensions.recrawl.state import RecrawlConfig
 from extensions.state.connection import RedisUnavailable, connect_url
 

@@ -36,7 +36,8 @@ from crawlproj.items import ROW_FIELDS, PageItem
 from crawlproj.pipelines.content import content_signature
 from crawlproj.pipelines.metadata import finalise_row
 from crawlproj.spiders.web import follow_links, parse_page
-from extensions.pagestore.store import StoreCache, StoreUnavailable, one_line
+from extensions.pagestore.backends import StoreCache
+from extensions.pagestore.protocol import StoreUnavailable, one_line
 
 if TYPE_CHECKING:
     import argparse

@@ -18,9 +18,9 @@ from crawlproj.operator import OperatorCommand, OperatorError
 from crawlproj.seeds import SeedError, read_seed_arg
 from extensions.admission.admit import Admission, Rejected, url_filter_from_settings
 from extensions.admission.canonical import Canonicalizer
+from extensions.admission.records import AdmitItem
 from extensions.dns.cache import DnsSettings, HostResolver
 from extensions.frontier.config import frontier_config
-from extensions.frontier.core import AdmitItem
 from extensions.frontier.sharded import open_frontier
 from extensions.state.connection import async_twin, map_slots
 

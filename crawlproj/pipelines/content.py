@@ -52,7 +52,7 @@ from extensions.content.simhash_index import (
     SimhashIndex,
     plan_blocks,
 )
-from extensions.pagestore.store import is_html_type
+from extensions.pagestore.protocol import is_html_type
 from extensions.state.connection import RedisUnavailable, redis_for
 from extensions.state.keys import FrontierKeys
 

@@ -24,14 +24,13 @@ from crawlproj.checkpoint import checkpoint_for
 from crawlproj.items import PageItem
 from crawlproj.pipelines.content import NeardupConfig
 from crawlproj.pipelines.metadata import KEPT_COPY
-from extensions.pagestore.store import (
+from extensions.pagestore.backends import open_store, store_uri
+from extensions.pagestore.protocol import (
     PageStore,
     StoreUnavailable,
     content_key,
     one_line,
-    open_store,
     pack_body,
-    store_uri,
 )
 
 if TYPE_CHECKING:

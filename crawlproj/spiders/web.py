@@ -30,7 +30,7 @@ from crawlproj.items import PageItem
 from crawlproj.links import extract_links
 from crawlproj.seeds import SeedLine, read_seed_arg
 from extensions.frontier.config import priority_weights
-from extensions.pagestore.store import StoreUnavailable
+from extensions.pagestore.protocol import StoreUnavailable
 from extensions.robots.cache import parse_sitemap
 
 if TYPE_CHECKING:

@@ -18,9 +18,8 @@ from extensions.admission.filters import (
     host_of,
     trap_pattern,
 )
-from extensions.admission.records import encode_request, mark_recrawl
+from extensions.admission.records import AdmitItem, encode_request, mark_recrawl
 from extensions.dns.policy import AddressRefused
-from extensions.frontier.core import AdmitItem
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider

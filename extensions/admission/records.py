@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
@@ -120,3 +121,19 @@ def decode_request(raw: str | bytes, spider: Spider) -> Request:
         meta=meta,
         cb_kwargs=record.get("kw"),
     )
+
+
+@dataclass(frozen=True)
+class AdmitItem:
+    """One request to admit: seen_key '' skips URL-seen and budgets (dont_filter),
+    ip '' parks it until its host resolves; pattern is its trap-guard shape."""
+
+    seen_key: str
+    ip: str
+    host: str
+    priority: int
+    record: str
+    pattern: str = ""
+
+    def lua(self) -> list[Any]:
+        return [self.seen_key, self.ip, self.host, self.priority, self.record, self.pattern]

@@ -16,6 +16,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 
+from extensions.admission.records import AdmitItem
 from extensions.config import require
 from extensions.state.keys import FrontierKeys
 from extensions.state.lua import ENTRY_SCRIPTS, script_source
@@ -94,22 +95,6 @@ class FrontierConfig:
         cfg["weights"] = list(self.weights)
         cfg["seed"] = random.getrandbits(31)
         return cfg
-
-
-@dataclass(frozen=True)
-class AdmitItem:
-    """One request to admit: seen_key '' skips URL-seen and budgets (dont_filter),
-    ip '' parks it until its host resolves; pattern is its trap-guard shape."""
-
-    seen_key: str
-    ip: str
-    host: str
-    priority: int
-    record: str
-    pattern: str = ""
-
-    def lua(self) -> list[Any]:
-        return [self.seen_key, self.ip, self.host, self.priority, self.record, self.pattern]
 
 
 @dataclass

@@ -29,13 +29,13 @@ from extensions.admission.canonical import (
     Canonicalizer,
 )
 from extensions.admission.filters import compile_block_rules, host_of
-from extensions.admission.records import RecordError, decode_request
+from extensions.admission.records import AdmitItem, RecordError, decode_request
 from extensions.admission.seen import UrlSeen
 from extensions.dns.cache import DnsSettings, HostResolver
 from extensions.dns.policy import AddressRefused
 from extensions.fetch.http_dates import w3c_time
 from extensions.frontier.config import frontier_config, scheduler_settings
-from extensions.frontier.core import AdmitItem, DownloadEvent, Frontier, FrontierReply
+from extensions.frontier.core import DownloadEvent, Frontier, FrontierReply
 from extensions.frontier.sharded import ShardedFrontier, crawl_shards, open_frontier
 from extensions.recrawl.feeder import RecrawlFeeder
 from extensions.recrawl.state import RecrawlConfig, recrawl_store

@@ -21,7 +21,7 @@ from botocore.exceptions import (
     PartialCredentialsError,
 )
 
-from extensions.pagestore.store import StoreUnavailable, one_line
+from extensions.pagestore.protocol import StoreUnavailable, one_line
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings

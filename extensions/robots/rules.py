@@ -2,7 +2,7 @@
 
 Protego does the path matching (percent-encoding normalisation, `*` and `$`, longest match,
 Allow on ties). Group selection is done here, because Protego 0.7.0 departs from RFC 9309
-in ways that change answers (each pinned by a test in tests/unit/test_robots.py):
+in ways that change answers (each pinned by a test in tests/unit/robots/test_rules.py):
 
 1. Records other than User-agent/Allow/Disallow (Crawl-delay, unknown lines) end a group
    in Protego. RFC 9309 2.2.4 says they MUST NOT interfere with the parsing of the defined

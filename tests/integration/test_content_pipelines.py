@@ -28,7 +28,7 @@ from crawlproj.pipelines.content import ContentDedupPipeline
 from crawlproj.pipelines.metadata import MetadataPipeline
 from crawlproj.pipelines.store import PageStorePipeline
 from crawlproj.spiders.web import WebSpider, parse_page
-from extensions.pagestore.store import StoreUnavailable, split_ref
+from extensions.pagestore.protocol import StoreUnavailable, split_ref
 from extensions.state.connection import redis_lifecycle
 from tests.integration.s3_support import MotoServer, free_port
 from tests.integration.twin_web import pages

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from crawlproj.settings import FEED_EXPORT_FIELDS
-from extensions.pagestore.store import split_ref
+from extensions.pagestore.protocol import split_ref
 from scripts.crawlrun import (
     PROJECT_ROOT,
     read_items,

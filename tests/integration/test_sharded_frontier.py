@@ -12,12 +12,13 @@ import redis
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 
-from extensions.frontier.core import AdmitItem, DownloadEvent, FrontierConfig
+from extensions.admission.records import AdmitItem
+from extensions.frontier.core import DownloadEvent, FrontierConfig
 from extensions.frontier.sharded import ShardedFrontier, combine_extras, crawl_shards, digest
 from extensions.state.connection import connect_url, map_slots
 from extensions.state.keys import ShardedKeys
 from tests.integration.redis_cluster import LocalCluster
-from tests.unit.test_frontier_sim import VirtualClock, simulate
+from tests.unit.frontier.test_frontier_sim import VirtualClock, simulate
 
 DELAY_S = 1.0
 DONE = ("done", "ack")

@@ -15,7 +15,7 @@ from crawlproj.feeds import add_default_feed
 from crawlproj.items import ROW_FIELDS, PageItem
 from crawlproj.pipelines.metadata import finalise_row, outcome_of
 from crawlproj.settings import FEED_EXPORT_FIELDS
-from extensions.pagestore.store import StoreUnavailable
+from extensions.pagestore.protocol import StoreUnavailable
 
 RESPONSE = HtmlResponse("http://a.test/", body=b"<p>x</p>")
 

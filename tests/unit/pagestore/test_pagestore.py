@@ -9,15 +9,13 @@ from pathlib import Path
 import pytest
 from scrapy.settings import Settings
 
-from extensions.pagestore.store import (
-    FilePageStore,
-    StoreCache,
+from extensions.pagestore.backends import StoreCache, open_store, store_from_settings
+from extensions.pagestore.file import FilePageStore
+from extensions.pagestore.protocol import (
     StoreUnavailable,
     content_key,
-    open_store,
     pack_body,
     split_ref,
-    store_from_settings,
     unpack_body,
 )
 

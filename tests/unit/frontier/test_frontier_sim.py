@@ -16,7 +16,8 @@ from collections.abc import Iterator
 import pytest
 import redis.asyncio as aioredis
 
-from extensions.frontier.core import AdmitItem, DownloadEvent, Frontier, FrontierConfig
+from extensions.admission.records import AdmitItem
+from extensions.frontier.core import DownloadEvent, Frontier, FrontierConfig
 from extensions.state.keys import FrontierKeys
 
 FETCH_S = 0.2

@@ -9,10 +9,10 @@ import json
 import pytest
 import redis.asyncio as aioredis
 
-from extensions.admission.records import mark_recrawl
-from extensions.frontier.core import AdmitItem, Frontier, FrontierConfig
+from extensions.admission.records import AdmitItem, mark_recrawl
+from extensions.frontier.core import Frontier, FrontierConfig
 from extensions.state.keys import FrontierKeys
-from tests.unit.test_frontier_sim import VirtualClock, simulate
+from tests.unit.frontier.test_frontier_sim import VirtualClock, simulate
 
 IP = "10.0.0.7"
 
