@@ -23,7 +23,8 @@ from twisted.web.resource import Resource
 from twisted.web.server import NOT_DONE_YET, Request
 from twisted.web.server import Site as WebSite
 
-from .sites import Response, Site
+from .routes import Response
+from .sites import Site
 from .spec import LOOPBACK
 
 # The global reactor, typed for the interfaces used here (it is installed on import).

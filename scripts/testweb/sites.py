@@ -4,101 +4,45 @@
 and "which URLs should a polite, trap-guarded crawler fetch" (``pages``). Content and
 links come from RNGs seeded on (spec.seed, host, path), so bytes are identical across
 runs for the same port. Each host has a small regex route table so new behaviours
-(feeds, sitemaps, slow endpoints...) are one extra row, not a rewrite.
+(feeds, sitemaps, slow endpoints...) are one extra row, not a rewrite. The resources
+are in ``routes.py``, their prose in ``prose.py``, the expected-page walk in
+``expected.py``.
 """
 
 from __future__ import annotations
 
-import functools
 import gzip
 import hashlib
-import html
 import posixpath
 import random
 import re
 import time
-from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import formatdate
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
-
-from protego import Protego
+from urllib.parse import urlsplit
 
 from .changes import ChangeClock
-from .spec import HostSpec, StatusOverride, WebSpec, assign_ips
-
-TRAP_ENTRIES = ("/calendar/2024/01", "/trap/a")
-LAST_MODIFIED = "Mon, 01 Jan 2024 00:00:00 GMT"
-UTM_QUERY = "utm_source=x&utm_medium=y"
-SITEMAP_INDEX = "/sitemap_index.xml.gz"
-ORPHAN = "/orphan"
-_WORD_TEXT = (
-    "crawler frontier polite fetch robots queue host address latency budget delay "
-    "archive river mountain signal garden lantern harbor meadow copper violet orbit "
-    "thunder pebble canyon velvet ember glacier willow falcon quartz meridian saffron "
-    "tundra beacon cobalt prairie nectar summit drift marble lagoon cinder aurora fern "
-    "the a of and to in is that for on with as by at from quietly slowly often never "
-    "always carefully gently bright hidden ancient modern distant"
+from .expected import polite_pages
+from .prose import render, seeded_rng
+from .routes import (
+    LAST_MODIFIED,
+    ORPHAN,
+    SITEMAP_INDEX,
+    TRAP_ENTRIES,
+    UTM_QUERY,
+    Link,
+    Response,
+    Route,
+    gzip_bomb,
+    original,
+    override_for,
+    plain,
+    text_headers,
 )
-_SYLLABLES = tuple(c + v for c in "bdfgklmnprstvz" for v in ("a", "e", "i", "o", "u", "ai", "ou"))
-
-
-def _vocabulary() -> tuple[str, ...]:
-    """The base words plus 3,000 deterministic pseudo-words: distinct pages must share
-    few words, as real prose does, or near-duplicate detection sees twins everywhere."""
-    rng = random.Random(1234)
-    made = {"".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(2, 4))) for _ in range(3000)}
-    return tuple(_WORD_TEXT.split()) + tuple(sorted(made))
-
-
-WORDS = _vocabulary()
-
-
-@dataclass(frozen=True)
-class Link:
-    target: str  # absolute URL the href resolves to (what Scrapy/browsers compute)
-    href: str  # attribute text as written in the HTML
-
-
-@dataclass(frozen=True)
-class Route:
-    """Abstract resource: enough to render it and to walk the link graph."""
-
-    kind: str  # page | trap | redirect | robots | missing | override
-    status: int = 200
-    title: str = ""
-    links: tuple[Link, ...] = ()
-    location: str | None = None
-    base_href: str | None = None
-    body: bytes | None = None  # fixed body (robots, errors); pages render lazily
-    headers: tuple[tuple[str, str], ...] = ()
-    size_kb: int = 0  # > 0: pad the rendered body with prose to about this size
-
-
-@dataclass(frozen=True)
-class Response:
-    status: int
-    headers: dict[str, str]
-    body: bytes
-    version: int | None = None  # edition of a changing page (HostSpec.change_rates)
-
+from .spec import HostSpec, WebSpec, assign_ips
 
 Handler = Callable[[HostSpec, re.Match[str]], Route | None]
-
-
-def _rng(*parts: object) -> random.Random:
-    # hashlib, not hash(): str hashing is randomised per process.
-    digest = hashlib.sha256("|".join(map(str, parts)).encode()).digest()
-    return random.Random(int.from_bytes(digest[:8], "big"))
-
-
-def normalize(url: str) -> str:
-    """Drop the fragment and utm_* parameters: the aliases a crawler should collapse."""
-    parts = urlsplit(url)
-    query = [(k, v) for k, v in parse_qsl(parts.query, True) if not k.startswith("utm_")]
-    return urlunsplit((parts.scheme, parts.netloc, parts.path or "/", urlencode(query), ""))
 
 
 class Site:
@@ -159,7 +103,7 @@ class Site:
         if h.large_body_kb > 0:
             table.append((r"/large", lambda h, m: self._page(h, "/large")))
         if h.gzip_bomb_mb > 0:
-            table.append((r"/bomb", lambda h, m: _gzip_bomb(h.gzip_bomb_mb)))
+            table.append((r"/bomb", lambda h, m: gzip_bomb(h.gzip_bomb_mb)))
         if h.near_duplicates:
             table.append((r"/copy/(\d+)", self._copy))
         if h.sitemap:
@@ -177,7 +121,7 @@ class Site:
         if spec is None:
             return Route("missing", 404, body=b"unknown host\n")
         bare = urlsplit(path).path or "/"
-        override = _override(spec, path)
+        override = override_for(spec, path)
         if override and override[2] is None:  # permanent: part of the link graph
             status, headers, _ = override
             return Route(
@@ -197,18 +141,18 @@ class Site:
         """Bytes to send; ``hit`` = earlier requests of this (host, path) for overrides,
         ``at`` = the time asked about (None: now)."""
         spec = self._specs.get(host)
-        override = _override(spec, path) if spec is not None else None
+        override = override_for(spec, path) if spec is not None else None
         if override and override[2] is not None and hit < override[2]:  # transient failure
             status, headers, _ = override
-            return Response(status, _text_headers(headers), f"status {status}\n".encode())
+            return Response(status, text_headers(headers), f"status {status}\n".encode())
         route = self.route(host, path)
         headers = dict(route.headers)
         if route.location:
             headers["Location"] = route.location
         if route.body is not None:
-            return Response(route.status, {**_text_headers({}), **headers}, route.body)
+            return Response(route.status, {**text_headers({}), **headers}, route.body)
         version = self.version(host, path, at)
-        body = self._render(host, path, route, version or 0)
+        body = render(self.spec.seed, host, path, route, version or 0)
         headers["Content-Type"] = "text/html; charset=utf-8"
         if spec is not None and (spec.validators or version is not None):
             headers["ETag"] = '"' + hashlib.sha1(body).hexdigest()[:16] + '"'
@@ -241,7 +185,7 @@ class Site:
         text = h.robots
         if h.sitemap:
             text = text.rstrip("\n") + f"\nSitemap: {self.url(h.name, SITEMAP_INDEX)}\n"
-        return Route("robots", 200, body=text.encode(), headers=_plain())
+        return Route("robots", 200, body=text.encode(), headers=plain())
 
     def _sitemap_index(self, h: HostSpec) -> Route:
         body = (
@@ -302,7 +246,7 @@ class Site:
 
     def _page(self, h: HostSpec, path: str) -> Route:
         # A near-duplicate copy has its original's links and prose (see _render).
-        rng = _rng(self.spec.seed, "links", h.name, _original(path))
+        rng = seeded_rng(self.spec.seed, "links", h.name, original(path))
         targets = self._root_targets(h, rng) if path == "/" else self._page_targets(h, path, rng)
         use_base = path != "/" and rng.random() < 0.3
         base_dir = "/" if use_base else posixpath.dirname(path).rstrip("/") + "/"
@@ -310,7 +254,7 @@ class Site:
             Link(self.url(host or h.name, p), _href(self, h, host, p, base_dir, rng))
             for host, p in targets
         )
-        title = f"{h.name} {_original(path)}"
+        title = f"{h.name} {original(path)}"
         base = self.url(h.name) if use_base else None
         size = h.large_body_kb if path == "/large" else 0
         return Route("page", title=title, links=links, base_href=base, size_kb=size)
@@ -359,84 +303,12 @@ class Site:
         pages = self._specs[other].pages
         return (other, f"/page/{rng.randint(1, pages)}" if pages else "/")
 
-    # ---- rendering ---------------------------------------------------------------
-    def _render(self, host: str, path: str, route: Route, version: int = 0) -> bytes:
-        bare = urlsplit(path).path
-        # A new version of a changing page is new prose (as a rewritten article).
-        edition = (version,) if version else ()
-        rng = _rng(self.spec.seed, "prose", host, _original(bare), *edition)
-        paragraphs = [_sentence(rng, rng.randint(30, 60)) for _ in range(rng.randint(2, 4))]
-        # A changing counter line, as on real sites: a near-duplicate /copy/N differs from
-        # its original only here, so its bytes differ but its visible words do not.
-        minutes = _rng(self.spec.seed, "stamp", host, bare).randint(1, 59)
-        paragraphs.append(f"Updated {minutes} minutes ago.")
-        if route.size_kb:
-            # A 64 KiB block of prose, repeated: megabytes render in milliseconds.
-            block: list[str] = []
-            while sum(map(len, block)) < 64 * 1024:
-                block.append(_sentence(rng, 80))
-            size = sum(map(len, block)) + len(block) * 7  # "<p></p>" around each
-            paragraphs += block * -(-route.size_kb * 1024 // size)  # ceil: at least size_kb
-        title = html.escape(f"{route.title}: {_sentence(rng, 3)}")
-        base = f'<base href="{html.escape(route.base_href)}">' if route.base_href else ""
-        items = "".join(
-            f'<li><a href="{html.escape(link.href)}">{html.escape(_sentence(rng, 2))}</a></li>\n'
-            for link in route.links
-        )
-        prose = "".join(f"<p>{html.escape(p)}</p>\n" for p in paragraphs)
-        doc = (
-            f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{title}</title>{base}'
-            f"</head>\n<body><h1>{title}</h1>\n{prose}<ul>\n{items}</ul></body></html>\n"
-        )
-        return doc.encode()
-
     # ---- what a polite crawler should fetch ----------------------------------------
     def pages(self) -> list[str]:
-        """BFS from the seeds over normalised links, obeying robots and guarding traps.
-
-        Redirects are followed but not listed; trap pages are listed only when linked
-        from a non-trap page (the entry), and links out of trap pages are not followed.
-        """
-        robots = {name: self._robots_checker(self._specs[name]) for name in self._names}
-        prefix = "http://"
-        seen: set[str] = set()
+        """What a polite, trap-guarded crawler fetches (expected.polite_pages)."""
         # A crawler that reads sitemaps reaches the orphan pages they list too.
         orphans = [self.url(h.name, ORPHAN) for h in self.spec.hosts if h.sitemap]
-        queue = deque(self.seeds() + orphans)
-        result: list[str] = []
-        while queue:
-            url = queue.popleft()
-            if "#" in url or "?" in url:  # fast path: most links are already canonical
-                url = normalize(url)
-            if url in seen:
-                continue
-            seen.add(url)
-            # Cheap split: every internal URL is spelled http://host:port/path by url().
-            netloc, _, path = url.removeprefix(prefix).partition("/")
-            host, _, port = netloc.partition(":")
-            if not url.startswith(prefix) or host not in robots or port != str(self.port):
-                continue
-            if not robots[host](url):
-                continue
-            route = self.route(host, "/" + path)
-            if route.location and 300 <= route.status < 400:
-                queue.append(route.location)
-            elif route.kind in ("page", "trap") and route.status == 200:
-                result.append(url)
-                if route.kind == "page":
-                    queue.extend(link.target for link in route.links)
-        return result
-
-    @staticmethod
-    def _robots_checker(h: HostSpec) -> Callable[[str], bool]:
-        # RFC 9309: 4xx robots = no rules; unreachable (5xx, and 429 like Google) = disallow all.
-        if isinstance(h.robots, int):
-            no_rules = 400 <= h.robots < 500 and h.robots != 429
-            return lambda url: no_rules
-        if h.robots is None:
-            return lambda url: True
-        parser = Protego.parse(h.robots)
-        return lambda url: bool(parser.can_fetch(url, "*"))
+        return polite_pages(self.seeds() + orphans, self.spec.hosts, self.port, self.route)
 
 
 def _href(site: Site, h: HostSpec, host: str, path: str, base_dir: str, rng: random.Random) -> str:
@@ -454,35 +326,3 @@ def _href(site: Site, h: HostSpec, host: str, path: str, base_dir: str, rng: ran
     frag = path.find("#")
     bare, tail = (path, "") if frag < 0 else (path[:frag], path[frag:])
     return posixpath.relpath(bare, base_dir) + tail
-
-
-def _override(spec: HostSpec, path: str) -> StatusOverride | None:
-    # Exact path-with-query first, so "/x?a=1" can fail while "/x" works.
-    overrides = spec.status_overrides
-    return overrides.get(path) or overrides.get(urlsplit(path).path or "/")
-
-
-def _original(path: str) -> str:
-    """The page a near-duplicate /copy/N repeats (/page/1); any other path itself."""
-    return "/page/1" if path.startswith("/copy/") else path
-
-
-def _sentence(rng: random.Random, n_words: int) -> str:
-    words = [rng.choice(WORDS) for _ in range(n_words)]
-    return " ".join(words).capitalize() + "."
-
-
-@functools.cache
-def _gzip_bomb(mib: int) -> Route:
-    """A small gzip body that inflates to `mib` MiB of zeros (built once per size)."""
-    body = gzip.compress(b"\0" * (mib << 20), compresslevel=9)
-    headers = (("Content-Type", "text/html"), ("Content-Encoding", "gzip"))
-    return Route("bomb", 200, body=body, headers=headers)
-
-
-def _text_headers(extra: dict[str, str]) -> dict[str, str]:
-    return {"Content-Type": "text/plain; charset=utf-8", **extra}
-
-
-def _plain() -> tuple[tuple[str, str], ...]:
-    return (("Content-Type", "text/plain; charset=utf-8"),)

@@ -20,7 +20,6 @@ KNOWN_TOO_LONG = {
     "extensions/frontier/scheduler.py __init__",
     "extensions/frontier/scheduler.py _open",
     "extensions/robots/rules.py",
-    "scripts/testweb/sites.py",
     "bench/bench_freshness.py main",
     "bench/bench_frontier_cost.py main",
     "bench/bench_frontier_ops.py",

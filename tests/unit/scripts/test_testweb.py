@@ -15,7 +15,8 @@ from scrapy.utils.response import get_base_url
 
 from scripts.testweb import HostSpec, WebSpec, assign_ips
 from scripts.testweb.__main__ import parse_spec
-from scripts.testweb.sites import Site, normalize
+from scripts.testweb.expected import normalize
+from scripts.testweb.sites import Site
 
 PORT = 18080
 

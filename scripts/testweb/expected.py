@@ -1,0 +1,70 @@
+"""The URLs a polite, trap-guarded crawler should fetch from a test web: the oracle the
+integration tests compare a crawl against (``Site.pages``)."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterable
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from protego import Protego
+
+from .routes import Route
+from .spec import HostSpec
+
+RouteLookup = Callable[[str, str], Route]  # (host, path) -> what the site serves there
+
+
+def normalize(url: str) -> str:
+    """Drop the fragment and utm_* parameters: the aliases a crawler should collapse."""
+    parts = urlsplit(url)
+    query = [(k, v) for k, v in parse_qsl(parts.query, True) if not k.startswith("utm_")]
+    return urlunsplit((parts.scheme, parts.netloc, parts.path or "/", urlencode(query), ""))
+
+
+def robots_checker(h: HostSpec) -> Callable[[str], bool]:
+    # RFC 9309: 4xx robots = no rules; unreachable (5xx, and 429 like Google) = disallow all.
+    if isinstance(h.robots, int):
+        no_rules = 400 <= h.robots < 500 and h.robots != 429
+        return lambda url: no_rules
+    if h.robots is None:
+        return lambda url: True
+    parser = Protego.parse(h.robots)
+    return lambda url: bool(parser.can_fetch(url, "*"))
+
+
+def polite_pages(
+    starts: Iterable[str], hosts: Iterable[HostSpec], port: int, route: RouteLookup
+) -> list[str]:
+    """BFS from `starts` over normalised links, obeying robots and guarding traps.
+
+    Redirects are followed but not listed; trap pages are listed only when linked
+    from a non-trap page (the entry), and links out of trap pages are not followed.
+    """
+    robots = {h.name: robots_checker(h) for h in hosts}
+    prefix = "http://"
+    seen: set[str] = set()
+    queue = deque(starts)
+    result: list[str] = []
+    while queue:
+        url = queue.popleft()
+        if "#" in url or "?" in url:  # fast path: most links are already canonical
+            url = normalize(url)
+        if url in seen:
+            continue
+        seen.add(url)
+        # Cheap split: every internal URL is spelled http://host:port/path by Site.url().
+        netloc, _, path = url.removeprefix(prefix).partition("/")
+        host, _, port_text = netloc.partition(":")
+        if not url.startswith(prefix) or host not in robots or port_text != str(port):
+            continue
+        if not robots[host](url):
+            continue
+        found = route(host, "/" + path)
+        if found.location and 300 <= found.status < 400:
+            queue.append(found.location)
+        elif found.kind in ("page", "trap") and found.status == 200:
+            result.append(url)
+            if found.kind == "page":
+                queue.extend(link.target for link in found.links)
+    return result
