@@ -1,3 +1,4 @@
+-- include: util, back_queues, router
 -- Admit a batch of requests: URL-seen, crawl budgets, then route each to its IP's
 -- back queue or a front queue; unresolved hosts park their requests in a pending list.
 -- A.items: list of {seen_key ('' = dont_filter), ip ('' = unresolved), host, prio, rec,

@@ -1,3 +1,4 @@
+-- include: util, back_queues, ready_heap, router
 -- Lease up to A.n requests from IPs whose next_fetch_at has come. Expired leases
 -- (dead workers) are first put back at the head of their back queue.
 local function reclaim(limit)

@@ -1,50 +1,12 @@
+-- include: util, back_queues, ready_heap, router, outcome
 -- Download outcomes and acks, in order. A 'done' event ends a fetch: it charges
--- the IP's politeness clock, applies backoff, and unblocks the IP; the lease
+-- the IP's politeness clock, applies backoff (outcome.lua), and unblocks the IP; the lease
 -- stays until 'ack' (the page's outlinks are admitted), so a worker that dies
 -- while parsing loses nothing.
 -- A 'release' event hands back a lease that never reached the downloader (a worker
 -- closing with leases buffered): the record returns to the head of its queue.
 -- A.events: list of {t='done'|'ack'|'release', id, at, status, retry_after, timeout, latency,
 -- block_until}
-
--- Per-host counters for operators (scrapy status --host): fetched and outcome class.
-local function count_host(ev, status)
-  if not ev.host then return end
-  local class = 'error'
-  if ev.timeout then class = 'timeout' elseif status > 0 then
-    class = 'status_' .. math.floor(status / 100) .. 'xx'
-  end
-  redis.call('HINCRBY', K.host_stats, ev.host .. '|fetched', 1)
-  redis.call('HINCRBY', K.host_stats, ev.host .. '|' .. class, 1)
-  redis.call('HSET', K.host_stats, ev.host .. '|last_fetch', ev.at)
-end
-
-local function outcome(ip, ev)
-  local key = F.ip .. ip
-  local status = num(ev.status, 0)
-  count_host(ev, status)
-  if status == 429 or status == 503 then
-    local errs = redis.call('HINCRBY', key, 'errs', 1)
-    local wait = num(ev.retry_after, -1)
-    if wait < 0 then
-      wait = CFG.backoff_base * 2 ^ (errs - 1) * (0.5 + rand())
-    end
-    redis.call('HSET', key, 'blocked_until', ev.at + math.min(wait, CFG.backoff_max))
-    stat('backoff')
-  elseif ev.timeout then
-    local n = redis.call('HINCRBY', key, 'timeouts', 1)
-    if n >= CFG.quarantine_after then
-      redis.call('HSET', key, 'blocked_until', ev.at + CFG.quarantine_s)
-      redis.call('HDEL', key, 'timeouts')
-      stat('quarantined')
-    end
-  elseif status > 0 then
-    redis.call('HDEL', key, 'errs', 'timeouts')
-  end
-  if CFG.adaptive_factor > 0 and ev.latency then
-    redis.call('HSET', key, 'adaptive', CFG.adaptive_factor * ev.latency)
-  end
-end
 
 for _, ev in ipairs(A.events) do
   local ip = string.match(ev.id, '^(.*)#')

@@ -1,3 +1,4 @@
+-- include: util, back_queues, router
 -- A host's resolution finished: route its parked requests (A.ip set), retry
 -- later (A.retry_at), or drop them (A.drop) after repeated failures.
 local key = F.pending .. A.host

@@ -1,3 +1,4 @@
+-- include: util
 -- Sharded frontier, step 2 of routing a resolved host (sharded.py): its first
 -- A.count parked requests were admitted into the shard of its IP; drop them from
 -- this shard (the host's). Only if they are still the head of the list (A.digest):

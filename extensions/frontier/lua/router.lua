@@ -1,0 +1,41 @@
+-- include: util, front_queues, back_queues, ready_heap
+-- Router: sticky IP -> back queue. An IP that holds a back queue (at most
+-- CFG.back_queues at once) gets its records directly; others wait in a front queue
+-- until a back queue is free. A newly routed IP goes on the ready heap.
+-- Keys: K.active (SCARD, SADD, SISMEMBER, SREM); F.front .. p (RPUSH, LPOP);
+-- F.bq .. ip and F.rq .. ip (RPUSH); F.ip .. ip field inflight (read).
+
+-- Give free back queues to new IPs from the front queues. Bounded per
+-- call so one script never holds Redis for long; every lease/report refills again.
+local function refill()
+  local active = redis.call('SCARD', K.active)
+  local moved = 0
+  while active < CFG.back_queues and moved < CFG.refill_batch do
+    local p = pick_front()
+    if p == nil then break end
+    local ip, rec = split_first(redis.call('LPOP', F.front .. p))
+    redis.call('RPUSH', back_of(ip, rec), rec)
+    if redis.call('SADD', K.active, ip) == 1 then
+      active = active + 1
+      schedule_ip(ip)
+    end
+    moved = moved + 1
+  end
+end
+
+-- Sticky router: an IP that holds a back queue gets its URLs directly.
+local function route(ip, prio, rec)
+  if redis.call('SISMEMBER', K.active, ip) == 1 then
+    redis.call('RPUSH', back_of(ip, rec), rec)
+    schedule_ip(ip)
+  else
+    redis.call('RPUSH', F.front .. prio, ip .. '|' .. rec)
+  end
+end
+
+-- An IP came due with an empty back queue: give the back queue to another IP.
+-- Its politeness state in F.ip stays (invariant 3).
+local function recycle(ip)
+  if num(redis.call('HGET', F.ip .. ip, 'inflight'), 0) > 0 then return end
+  if redis.call('SREM', K.active, ip) == 1 then refill() end
+end
