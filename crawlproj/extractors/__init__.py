@@ -6,7 +6,7 @@ named by EXTRACTOR_MODULES is imported at start) with one function per site:
     from crawlproj.extractors import register
 
     @register("docs.example.org", "*.docs.example.org")
-    def example_docs(response: HtmlResponse) -> dict[str, Any]:
+    def example_docs(response: TextResponse) -> dict[str, Any]:
         return {"title": response.css("title::text").get()}
 
 The `web` spider runs every extractor whose pattern matches the page's host
@@ -23,18 +23,24 @@ import fnmatch
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
 from scrapy.utils.misc import walk_modules_iter
 
 if TYPE_CHECKING:
-    from scrapy.http import Response
-    from scrapy.statscollectors import StatsCollector
+    from scrapy.http import TextResponse
 
 logger = logging.getLogger(__name__)
 
-Extractor = Callable[["Response"], dict[str, Any]]
+# Extractors run on HTML pages only (the spider's parse_page), which are text.
+Extractor = Callable[["TextResponse"], dict[str, Any]]
+
+
+class Stats(Protocol):
+    """Where the extraction path counts: the crawl's StatsCollector, or replay's counters."""
+
+    def inc_value(self, key: str, count: int = 1, start: int = 0) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -81,7 +87,7 @@ class Registry:
                     pass  # importing runs the modules' @register lines
                 self._loaded.add(package)
 
-    def run(self, response: Response, stats: StatsCollector | None = None) -> dict[str, Any]:
+    def run(self, response: TextResponse, stats: Stats | None = None) -> dict[str, Any]:
         """Merged fields of every matching extractor; failures logged and skipped."""
         host = urlsplit(response.url).hostname or ""
         merged: dict[str, Any] = {}
@@ -103,7 +109,7 @@ class Registry:
         return merged
 
 
-def _inc(stats: StatsCollector | None, key: str) -> None:
+def _inc(stats: Stats | None, key: str) -> None:
     if stats is not None:
         stats.inc_value(key)
 

@@ -26,7 +26,7 @@ from crawlproj.checkpoint import checkpoint_for
 from crawlproj.items import PageItem
 from crawlproj.pipelines.metadata import simhash_hex
 from extensions.admission.admit import seen_key
-from extensions.recrawl.state import DocState, Fetch, RecrawlStore, recrawl_store
+from extensions.recrawl.state import ENABLED, DocState, Fetch, RecrawlStore, recrawl_store
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -41,7 +41,7 @@ GONE = (404, 410)
 
 class _RecrawlPipeline:
     def __init__(self, crawler: Crawler) -> None:
-        if not crawler.settings.getbool("RECRAWL_ENABLED", True):
+        if not ENABLED.read(crawler.settings):
             raise NotConfigured("RECRAWL_ENABLED is off")
         self.crawler = crawler
         self.stats = crawler.stats
@@ -123,6 +123,7 @@ class RecrawlCommitPipeline(_RecrawlPipeline):
         """Doc fields this fetch sets. A bodiless or unchanged answer keeps the stored
         copy's hashes; validators are replaced only when the server sent new ones."""
         fields: dict[str, Any] = {"d": item.get("depth") or 0}
+        assert response.request is not None  # a downloaded response, tied to its request
         callback = getattr(response.request.callback, "__name__", None)
         if callback and callback != "parse":
             fields["cb"] = callback

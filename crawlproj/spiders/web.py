@@ -24,7 +24,7 @@ from scrapy.http import Response, TextResponse
 
 from crawlproj.checkpoint import Checkpoint, CheckpointTimeout, checkpoint_for
 from crawlproj.directives import page_directives
-from crawlproj.extractors import registry
+from crawlproj.extractors import Stats, registry
 from crawlproj.feeds import add_default_feed
 from crawlproj.items import PageItem
 from crawlproj.links import extract_links
@@ -36,7 +36,6 @@ from extensions.robots.cache import parse_sitemap
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
-    from scrapy.statscollectors import StatsCollector
 
 logger = logging.getLogger(__name__)
 
@@ -51,22 +50,20 @@ class PageParse:
     nofollow: bool
 
 
-def parse_page(response: Response, token: str, stats: StatsCollector | None = None) -> PageParse:
+def parse_page(response: Response, token: str, stats: Stats | None = None) -> PageParse:
     """Row fields read from the page: robots directives, canonical, extractor fields."""
     directives = page_directives(response, token)
-    html = isinstance(response, TextResponse) and _is_html(response)
-    extracted = registry.run(response, stats) if html else {}
+    html = response if isinstance(response, TextResponse) and _is_html(response) else None
+    extracted = registry.run(html, stats) if html is not None else {}
     fields = {
         "noindex": directives.noindex,
         "canonical": directives.canonical,
         "extracted": extracted or None,
     }
-    return PageParse(fields, html, directives.nofollow)
+    return PageParse(fields, html is not None, directives.nofollow)
 
 
-def follow_links(
-    page: PageParse, response: Response, stats: StatsCollector | None = None
-) -> list[str]:
+def follow_links(page: PageParse, response: Response, stats: Stats | None = None) -> list[str]:
     """The page's outlinks, unless it is not HTML or says nofollow."""
     if not page.html:
         _inc(stats, "crawlproj/pages/not_html")
@@ -175,7 +172,7 @@ class WebSpider(scrapy.Spider):
             if isinstance(exc, CheckpointTimeout):
                 self.logger.warning("Page %s handed back: %s", response.url, exc)
             # The frontier re-delivers a released page later instead of acking it.
-            response.request.meta["frontier_release"] = True
+            response.meta["frontier_release"] = True
             self.crawler.stats.inc_value("crawlproj/pages/released")
             return False
         return True
@@ -238,6 +235,6 @@ def _is_html(response: Response) -> bool:
     return content_type is None or content_type in ("text/html", "application/xhtml+xml")
 
 
-def _inc(stats: StatsCollector | None, key: str) -> None:
+def _inc(stats: Stats | None, key: str) -> None:
     if stats is not None:
         stats.inc_value(key)

@@ -18,8 +18,6 @@ IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 # Checked in this order; the first that applies names the refusal (a stats key).
 _CATEGORIES = ("unspecified", "loopback", "link_local", "multicast", "private", "reserved")
 
-
-_MISSING = object()
 _MAX_ANSWERS = 100_000
 
 
@@ -55,9 +53,8 @@ class AddressPolicy:
     def refusal(self, ip: str) -> str | None:
         """Why `ip` may not be contacted ("private", "loopback", ...), or None."""
         # Asked for every admitted URL, about few distinct IPs: remember the answers.
-        cached = self._answers.get(ip, _MISSING)
-        if cached is not _MISSING:
-            return cached
+        if ip in self._answers:
+            return self._answers[ip]
         if len(self._answers) >= _MAX_ANSWERS:
             self._answers.clear()
         answer = self._judge(ip)

@@ -45,9 +45,10 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.web.resource import Resource
 from twisted.web.server import Site
 
+from extensions.config import STRINGS, Setting, Table, at_least, between, read, satisfies
 from extensions.fetch.gaps import GapTracker, request_ip
 from extensions.observe.metrics_stats import StatsView
-from extensions.state.connection import AnyAsyncRedis, map_slots, redis_lifecycle
+from extensions.state.connection import AnyAsyncRedis, as_str, map_slots, redis_lifecycle
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
@@ -69,7 +70,7 @@ def gap_buckets(delay: float) -> list[float]:
 
 @dataclass(frozen=True)
 class MetricsConfig:
-    port: int
+    port: int  # 0 = off
     bind: str
     redis_interval: float
     extra_stats: tuple[str, ...]
@@ -78,22 +79,28 @@ class MetricsConfig:
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> MetricsConfig:
         """Raises NotConfigured when off, ValueError (naming the setting) when invalid."""
-        port = settings.getint("METRICS_PORT", 0)
-        if port == 0:
+        config = read(METRICS, settings)
+        if config.port == 0:
             raise NotConfigured  # off by default: no argument, so Scrapy logs nothing
-        if not 0 < port < 65536:
-            raise ValueError(f"METRICS_PORT must be 1-65535 (or 0 for off), not {port}")
-        bind = str(settings.get("METRICS_BIND") or "127.0.0.1")
-        try:
-            ipaddress.ip_address(bind)
-        except ValueError:
-            raise ValueError(f"METRICS_BIND {bind!r} is not an IP address") from None
-        interval = settings.getfloat("METRICS_REDIS_INTERVAL", 5.0)
-        if interval < 0:
-            raise ValueError(f"METRICS_REDIS_INTERVAL must be >= 0 seconds, not {interval}")
-        extra = tuple(str(s) for s in settings.getlist("METRICS_EXTRA_STATS"))
-        delay = settings.getfloat("FRONTIER_DELAY", 1.0)
-        return cls(port, bind, interval, extra, delay)
+        return config
+
+
+def _is_ip(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
+METRICS = Table(
+    MetricsConfig,
+    Setting("METRICS_PORT", "port", int, between(0, 65535)),
+    Setting("METRICS_BIND", "bind", str, satisfies(_is_ip, "an IP address")),
+    Setting("METRICS_REDIS_INTERVAL", "redis_interval", float, at_least(0)),
+    Setting("METRICS_EXTRA_STATS", "extra_stats", STRINGS),
+    Setting("FRONTIER_DELAY", "delay", float, at_least(0)),
+)
 
 
 class _MetricsResource(Resource):
@@ -126,7 +133,7 @@ class CrawlMetrics:
         self._redis_task: asyncio.Task[None] | None = None
         self._redis_stop = asyncio.Event()
         self._define_metrics(config.delay)
-        self.registry.register(StatsView(self))
+        self.registry.register(StatsView(self, config.extra_stats))
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> CrawlMetrics:
@@ -189,8 +196,12 @@ class CrawlMetrics:
         site = Site(_MetricsResource(self.registry))
         site.noisy = False
         try:
-            self._port = reactor.listenTCP(  # type: ignore[attr-defined]
-                self.config.port, site, interface=self.config.bind
+            # Twisted's listenTCP wants a ServerFactory of its base protocol type, and
+            # the generic is invariant, so Site (a factory of HTTP channels) fails it.
+            self._port = reactor.listenTCP(
+                self.config.port,
+                site,  # type: ignore[arg-type]
+                interface=self.config.bind,
             )
         except Exception as exc:  # CannotListenError and friends
             self.stats.inc_value("metrics/listen_failed")
@@ -212,8 +223,9 @@ class CrawlMetrics:
 
     async def engine_stopped(self) -> None:
         port, self._port = self._port, None
-        if port is not None:
-            await maybe_deferred_to_future(port.stopListening())
+        stopped = port.stopListening() if port is not None else None
+        if stopped is not None:  # None: the port closed at once
+            await maybe_deferred_to_future(stopped)
 
     # ---- signals ---------------------------------------------------------------------
 
@@ -268,8 +280,9 @@ class CrawlMetrics:
             await map_slots(client)  # a no-op once mapped
             counters: dict[str, int] = {}
             for key in keys:
-                for name, value in (await client.hgetall(key)).items():
-                    counters[name.decode()] = counters.get(name.decode(), 0) + int(value)
+                for raw_name, value in (await client.hgetall(key)).items():
+                    name = as_str(raw_name)
+                    counters[name] = counters.get(name, 0) + int(value)
             self.crawl_counters = counters
             self.stats.inc_value("metrics/redis_reads")
         except (RedisError, OSError, ValueError) as exc:

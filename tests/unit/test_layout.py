@@ -29,7 +29,7 @@ KNOWN_TOO_LONG = {
     "bench/bench_politeness.py main",
     "tests/unit/robots/test_rules.py",
 }
-KNOWN_CIRCLES = {"extensions.observe.metrics", "extensions.recrawl"}
+KNOWN_CIRCLES = {"extensions.recrawl"}
 
 
 def python_files(*roots: str) -> Iterator[Path]:
