@@ -24,8 +24,9 @@ from extensions.dns.policy import AddressPolicy, parse_networks
 from extensions.dns.resolver import parse_hosts_map
 
 if TYPE_CHECKING:
-    from redis.asyncio import Redis
     from scrapy.settings import BaseSettings
+
+    from extensions.state.connection import AnyAsyncRedis
 
 logger = logging.getLogger(__name__)
 
@@ -68,7 +69,10 @@ async def reactor_lookup(host: str, timeout: float) -> str:
     # Imported here: the installed reactor is only known once the crawl runs.
     from twisted.internet import reactor
 
-    return await maybe_deferred_to_future(reactor.resolve(host, timeout=(timeout,)))
+    # Twisted types the timeouts as ints, but its resolvers hand them to callLater,
+    # which takes fractions of a second (DNS_TIMEOUT is a float).
+    lookup = reactor.resolve(host, timeout=(timeout,))  # type: ignore[arg-type]
+    return await maybe_deferred_to_future(lookup)
 
 
 def _literal(host: str) -> str | None:
@@ -87,7 +91,7 @@ class HostResolver:
     def __init__(
         self,
         settings: DnsSettings,
-        redis: Redis | None = None,
+        redis: AnyAsyncRedis | None = None,
         redis_key: Callable[[str], str] | None = None,
         stats: Any = None,
         clock: Callable[[], float] = time.time,
