@@ -36,7 +36,7 @@ from scripts.testweb.changes import ChangeClock
 
 # Change rates per page path (changes per second); the root and /page/5 never change.
 RATES = {"/page/1": 1.0, "/page/2": 0.25, "/page/3": 1 / 15, "/page/4": 1 / 60}
-POLICIES = [
+POLICIES: list[tuple[str, dict[str, Any]]] = [
     ("uniform (no cap)", {"RECRAWL_POLICY": "uniform", "RECRAWL_CAP_FRESHNESS": 0.0}),
     ("proportional", {"RECRAWL_POLICY": "proportional"}),
     ("optimal", {"RECRAWL_POLICY": "optimal"}),
@@ -71,7 +71,7 @@ def crawl(spec: WebSpec, out: Path, settings: dict[str, Any], seconds: float) ->
         return [r for r in web.requests() if r["path"] != "/robots.txt"]
 
 
-def measure(spec: WebSpec, records: list[dict], warmup: float) -> dict[str, float]:
+def measure(spec: WebSpec, records: list[dict], warmup: float) -> dict[str, Any]:
     """Measured and modelled freshness over [start + warmup, last fetch]."""
     by_page: dict[tuple[str, str], list[dict]] = defaultdict(list)
     for r in records:
@@ -108,15 +108,18 @@ def measure(spec: WebSpec, records: list[dict], warmup: float) -> dict[str, floa
     }
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hosts", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=100.0)
     parser.add_argument("--warmup", type=float, default=30.0)
     parser.add_argument("--interval", type=float, default=8.0, help="RECRAWL_INTERVAL (s)")
     parser.add_argument("--policies", default="", help="comma-separated labels' first words")
-    args = parser.parse_args()
-    spec = web_spec(args.hosts)
+    return parser.parse_args()
+
+
+def crawl_policies(args: argparse.Namespace, spec: WebSpec) -> dict[str, dict[str, Any]]:
+    """measure() per chosen policy (uniform without cap always: the reference)."""
     base = {
         "FRONTIER_DELAY": 0.2,
         "RECRAWL_INTERVAL": args.interval,
@@ -124,13 +127,7 @@ def main() -> None:
         "RECRAWL_MAX_INTERVAL": 120.0,
         "RECRAWL_SCHEDULE_REFRESH": 2.0,
     }
-    docs = args.hosts * 6
-    print(f"{docs} pages on {args.hosts} IPs; rates/s by path {RATES} (root, /page/5: 0)")
-    print(
-        f"budget: {docs} / {args.interval:g} s = {docs / args.interval:.2f} fetches/s; "
-        f"{args.seconds:g} s per policy, measured after {args.warmup:g} s"
-    )
-    rows, results = [], {}
+    results: dict[str, dict[str, Any]] = {}
     work = Path(tempfile.mkdtemp(prefix="bench-freshness-"))
     try:
         chosen = [p for p in args.policies.split(",") if p]
@@ -143,21 +140,37 @@ def main() -> None:
             print(f"  {label}: done ({len(records)} requests)")
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    return results
+
+
+def print_results(results: dict[str, dict[str, Any]]) -> None:
     reference = results["uniform (no cap)"]["freshness"]
-    for label, r in results.items():
-        rows.append(
-            [
-                label,
-                fmt(r["fetches_per_s"]),
-                fmt(r["freshness"], ".3f"),
-                fmt(r["model"], ".3f"),
-                fmt(r["freshness"] / reference, ".2f"),
-            ]
-        )
+    rows = [
+        [
+            label,
+            fmt(r["fetches_per_s"]),
+            fmt(r["freshness"], ".3f"),
+            fmt(r["model"], ".3f"),
+            fmt(r["freshness"] / reference, ".2f"),
+        ]
+        for label, r in results.items()
+    ]
     print(table(["policy", "fetches/s", "freshness", "model F", "vs uniform"], rows))
     print("fetches/s per page, by path:")
     for label, r in results.items():
         print(f"  {label}: {r['by_path']}")
+
+
+def main() -> None:
+    args = parse_args()
+    spec = web_spec(args.hosts)
+    docs = args.hosts * 6
+    print(f"{docs} pages on {args.hosts} IPs; rates/s by path {RATES} (root, /page/5: 0)")
+    print(
+        f"budget: {docs} / {args.interval:g} s = {docs / args.interval:.2f} fetches/s; "
+        f"{args.seconds:g} s per policy, measured after {args.warmup:g} s"
+    )
+    print_results(crawl_policies(args, spec))
     print(NOISE_NOTE)
 
 

@@ -20,13 +20,6 @@ KNOWN_TOO_LONG = {
     "extensions/frontier/scheduler.py __init__",
     "extensions/frontier/scheduler.py _open",
     "extensions/robots/rules.py",
-    "bench/bench_freshness.py main",
-    "bench/bench_frontier_cost.py main",
-    "bench/bench_frontier_ops.py",
-    "bench/bench_frontier_ops.py run",
-    "bench/bench_politeness.py",
-    "bench/bench_politeness.py decompose",
-    "bench/bench_politeness.py main",
     "tests/unit/robots/test_rules.py",
 }
 KNOWN_CIRCLES = {"extensions.recrawl"}
