@@ -28,9 +28,11 @@ from extensions.admission.admit import Admission, url_filter_from_settings  # no
 from extensions.admission.canonical import Canonicalizer  # noqa: E402
 from extensions.admission.seen import UrlSeen  # noqa: E402
 from extensions.dns.cache import DnsSettings, HostResolver  # noqa: E402
-from extensions.frontier.core import Frontier, FrontierConfig  # noqa: E402
+from extensions.frontier.config import frontier_config  # noqa: E402
+from extensions.frontier.core import Frontier  # noqa: E402
 from extensions.state.connection import EmbeddedRedis, find_redis_server  # noqa: E402
 from extensions.state.keys import FrontierKeys  # noqa: E402
+from tests.project_settings import project_settings  # noqa: E402
 
 
 class BenchSpider(Spider):
@@ -67,7 +69,7 @@ def setup(settings: Settings, data_dir: Path) -> tuple[Admission, UrlSeen]:
 
 async def run(args: argparse.Namespace, url: str, data_dir: Path) -> None:
     # TEST-NET-3 addresses: never contacted (nothing is fetched), allowed by policy.
-    settings = Settings(
+    settings = project_settings(
         {"SEEN_CAPACITY": args.pages * args.outlinks * 2, "DNS_ALLOWED_NETWORKS": "203.0.113.0/24"}
     )
     admission, seen = setup(settings, data_dir)
@@ -85,7 +87,7 @@ async def run(args: argparse.Namespace, url: str, data_dir: Path) -> None:
     local_s = time.perf_counter() - started
 
     client = aioredis.Redis.from_url(url)
-    frontier = Frontier(client, FrontierKeys("bench-admission"), FrontierConfig())
+    frontier = Frontier(client, FrontierKeys("bench-admission"), frontier_config(settings))
     await client.flushall()
     round_trips = 0
     started = time.perf_counter()

@@ -48,6 +48,7 @@ from _ops import (
 
 from extensions.frontier.core import Frontier, FrontierConfig
 from extensions.state.keys import FrontierKeys
+from tests.project_settings import project_frontier_config
 
 Families = dict[str, tuple[int, int, int]]  # family -> (keys, bytes, entries)
 
@@ -91,7 +92,7 @@ async def measure(args: argparse.Namespace, url: str) -> Measured:
     sync = redis.Redis.from_url(url)
     client = aioredis.Redis.from_url(url)
     keys = FrontierKeys("bench")
-    config = FrontierConfig(delay=0.0, back_queues=args.back_queues, lease_ttl=60)
+    config = project_frontier_config(delay=0.0, back_queues=args.back_queues, lease_ttl=60)
     frontier = Frontier(client, keys, config)
 
     print(f"... generating {args.urls:,} URLs over {args.ips} IPs", flush=True)

@@ -20,7 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from protego import Protego
 
-from extensions.robots.rules import RobotsPolicy, allowed, verdict_from_response
+from extensions.robots.rules import RobotsPolicy, allowed
+from extensions.robots.verdicts import verdict_from_response
 
 UA = "crawlproj"
 SECTIONS = ["products", "category", "search", "account", "cart", "blog", "news", "media"]

@@ -144,6 +144,8 @@ DNS_CACHE_TTL = 3600.0
 DNS_CACHE_STALE_MAX = 86400.0
 # Seconds a failed resolution is remembered before it is tried again.
 DNS_NEGATIVE_TTL = 60.0
+# Seconds one lookup may take (Scrapy's own setting; the router's lookups use it too).
+DNS_TIMEOUT = 60
 # CIDR networks exempt from the private/loopback/link-local refusal (e.g. "127.0.0.0/8").
 DNS_ALLOWED_NETWORKS: list[str] = []
 

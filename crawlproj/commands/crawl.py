@@ -1,9 +1,10 @@
 """`scrapy crawl`, with a preflight that turns bad input into one line, not a traceback.
 
 Scrapy logs a traceback for any exception raised while a crawler starts. Operators
-need the reason and the fix instead, so the inputs that are checkable up front
-(seeds, DNS_HOSTS_MAP, a shared REDIS_URL, the page store) are checked here before
-the reactor runs.
+need the reason and the fix instead, so the inputs that are checkable up front are
+checked here before the reactor runs: every component's settings table (the same
+tables the components read, extensions/config.py), the seeds, the blocklist, a shared
+REDIS_URL and the page store.
 The exit status is non-zero when the crawl did not finish normally.
 """
 
@@ -15,47 +16,109 @@ from typing import TYPE_CHECKING
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 from scrapy.exceptions import NotConfigured, UsageError
 
-import crawlproj.settings
-from crawlproj.pipelines.store import check_content_settings
+from crawlproj.pipelines.content import NEARDUP
+from crawlproj.pipelines.store import STORE, check_content_settings
 from crawlproj.seeds import SeedError, read_seed_arg
-from extensions.admission.admit import url_filter_from_settings
+from extensions.admission.admit import URL_FILTER
 from extensions.admission.filters import compile_block_rules
-from extensions.admission.seen import SeenConfig
-from extensions.config import check_types
-from extensions.dns.cache import DnsSettings
-from extensions.frontier.config import frontier_config, scheduler_settings
+from extensions.admission.priorities import FRONT_QUEUES, PRIORITIES, priority_weights
+from extensions.admission.seen import SEEN
+from extensions.config import FLAG, STRINGS, Setting, Table, at_least
+from extensions.dns.cache import DNS
+from extensions.fetch.handler import HANDLER
+from extensions.frontier.config import FRONTIER, LEASE, SCHEDULER
+from extensions.observe.metrics import METRICS
+from extensions.observe.report import REPORT
 from extensions.pagestore.protocol import StoreUnavailable
-from extensions.recrawl.state import RecrawlConfig
-from extensions.state.connection import RedisUnavailable, connect_url
+from extensions.recrawl.state import RECRAWL, SCHEDULE
+from extensions.robots.rules import ROBOTS
+from extensions.state.connection import REDIS, RedisUnavailable, connect_url
 
 if TYPE_CHECKING:
     import argparse
+    from typing import Any
 
     from scrapy.settings import BaseSettings
 
 # Close reasons that mean the crawl did its work.
 _OK_REASONS = frozenset({"finished", "closespider_pagecount", "closespider_itemcount"})
 
+# Numbers and switches of crawlproj/settings.py that no component table reads: Scrapy's
+# own (its getint/getbool would fail mid-start with a traceback) and switches a component
+# reads alone before it builds anything.
+ELSEWHERE: Table[dict[str, Any]] = Table(
+    dict,
+    *(
+        Setting(name, name, FLAG)
+        for name in (
+            "ROBOTS_ENABLED",
+            "AUTOTHROTTLE_ENABLED",
+            "ROBOTSTXT_OBEY",
+            "HTTPERROR_ALLOW_ALL",
+            "DEPTH_STATS_VERBOSE",
+            "TELNETCONSOLE_ENABLED",
+            "REMOTE_CONTROL_ENABLED",
+        )
+    ),
+    Setting("URL_BLOCKLIST", "URL_BLOCKLIST", STRINGS),
+    Setting("DOWNLOAD_DELAY", "DOWNLOAD_DELAY", float, at_least(0)),
+    *(
+        Setting(name, name, int, at_least(least))
+        for name, least in (
+            ("CONCURRENT_REQUESTS", 1),
+            ("CONCURRENT_REQUESTS_PER_DOMAIN", 1),
+            ("DOWNLOAD_MAXSIZE", 0),
+            ("DOWNLOAD_WARNSIZE", 0),
+            ("REDIRECT_MAX_TIMES", 0),
+            ("RETRY_TIMES", 0),
+            ("DEPTH_LIMIT", 0),
+        )
+    ),
+)
+
+# Every table, in the order a crawl reads them.
+TABLES: tuple[Table[Any], ...] = (
+    REDIS,
+    PRIORITIES,
+    LEASE,
+    FRONTIER,
+    SCHEDULER,
+    URL_FILTER,
+    DNS,
+    SEEN,
+    ROBOTS,
+    SCHEDULE,
+    RECRAWL,
+    HANDLER,
+    NEARDUP,
+    STORE,
+    METRICS,
+    REPORT,
+    ELSEWHERE,
+)
+
 
 class StartupError(RuntimeError):
     """A problem found before the crawl starts; its message says what to fix."""
 
 
+def check_settings(settings: BaseSettings) -> None:
+    """Every table's settings; ValueError names the first bad one."""
+    # Settings that name a front queue are checked against the weights' count.
+    context = {FRONT_QUEUES: len(priority_weights(settings))}
+    for table in TABLES:
+        table.check(settings, context)
+
+
 def preflight(settings: BaseSettings, spider_args: dict[str, str]) -> None:
     try:
-        check_types(settings, crawlproj.settings)
+        check_settings(settings)
         if "seeds" in spider_args:  # none: resume what the frontier holds
             read_seed_arg(spider_args["seeds"], report=False)
-        DnsSettings.from_settings(settings)
-        url_filter_from_settings(settings)
         compile_block_rules(settings.getlist("URL_BLOCKLIST"))
-        SeenConfig.from_settings(settings)
-        priorities = frontier_config(settings).priorities
-        scheduler_settings(settings, priorities)
-        RecrawlConfig.from_settings(settings, priorities)
         if settings.get("REDIS_URL"):
             connect_url(settings.get("REDIS_URL")).close()
-        check_content_settings(settings)  # NEARDUP_*, PAGESTORE_* and the store itself
+        check_content_settings(settings)  # the page store itself answers
     except (SeedError, RedisUnavailable, StoreUnavailable, ValueError, NotConfigured) as exc:
         raise StartupError(str(exc)) from None
 

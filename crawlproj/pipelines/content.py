@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -43,11 +44,11 @@ from scrapy.http import TextResponse
 from crawlproj.checkpoint import checkpoint_for
 from crawlproj.items import PageItem
 from crawlproj.pipelines.recrawl import PREV_STATE_META
+from extensions.config import Setting, Table, between, read
 from extensions.content.fingerprint import TextSignature, content_hash, hamming, signature
 from extensions.content.main_text import page_text
 from extensions.content.simhash_index import (
-    DEFAULT_BLOCKS,
-    MAX_CANDIDATES,
+    MAX_LOOKUPS,
     Match,
     SimhashIndex,
     plan_blocks,
@@ -59,12 +60,14 @@ from extensions.state.keys import FrontierKeys
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
+    from scrapy.settings import BaseSettings
 
     from extensions.recrawl.state import DocState
 
 logger = logging.getLogger(__name__)
 
-# Chosen on three labelled corpora (bench/README.md "Near duplicates"; settings.py repeats them).
+# Chosen on three labelled corpora (bench/README.md "Near duplicates"), for the benches and
+# corpus tests; the crawl reads NEARDUP_* (equal: tests/unit/test_config.py).
 DEFAULT_MAX_DISTANCE = 13
 DEFAULT_MIN_RESEMBLANCE = 0.65
 
@@ -105,33 +108,32 @@ class NeardupConfig:
     threads: int
 
     @classmethod
-    def from_settings(cls, settings: Any) -> NeardupConfig:
-        config = cls(
-            enabled=settings.getbool("NEARDUP_ENABLED", True),
-            max_distance=settings.getint("NEARDUP_MAX_DISTANCE", DEFAULT_MAX_DISTANCE),
-            min_resemblance=settings.getfloat("NEARDUP_MIN_RESEMBLANCE", DEFAULT_MIN_RESEMBLANCE),
-            blocks=settings.getint("NEARDUP_BLOCKS", DEFAULT_BLOCKS),
-            bucket_cap=settings.getint("NEARDUP_BUCKET_CAP", 1000),
-            max_candidates=settings.getint("NEARDUP_MAX_CANDIDATES", MAX_CANDIDATES),
-            min_words=settings.getint("NEARDUP_MIN_WORDS", 50),
-            threads=settings.getint("NEARDUP_THREADS", 2),
-        )
-        for name, value, low, high in (
-            ("NEARDUP_MAX_DISTANCE", config.max_distance, 0, 32),
-            ("NEARDUP_MIN_RESEMBLANCE", config.min_resemblance, 0.5, 1.0),
-            ("NEARDUP_BLOCKS", config.blocks, 1, 16),
-            ("NEARDUP_BUCKET_CAP", config.bucket_cap, 1, 10**6),
-            ("NEARDUP_MAX_CANDIDATES", config.max_candidates, 1, 10**4),
-            ("NEARDUP_MIN_WORDS", config.min_words, 0, 10**6),
-            ("NEARDUP_THREADS", config.threads, 1, 64),
-        ):
-            if not low <= value <= high:
-                raise ValueError(f"{name} must be in {low}..{high}, not {value}")
-        try:
-            plan_blocks(config.max_distance, config.blocks)
-        except ValueError as exc:
-            raise ValueError(f"NEARDUP_MAX_DISTANCE / NEARDUP_BLOCKS: {exc}") from None
-        return config
+    def from_settings(cls, settings: BaseSettings) -> NeardupConfig:
+        """ValueError names the bad setting."""
+        return read(NEARDUP, settings)
+
+
+def _plannable(blocks: int, earlier: Mapping[str, Any]) -> str | None:
+    """Rule: the index can be built for this many blocks at NEARDUP_MAX_DISTANCE."""
+    distance = earlier["NEARDUP_MAX_DISTANCE"]
+    try:
+        plan_blocks(distance, blocks)
+    except ValueError:
+        return f"a block count needing <= {MAX_LOOKUPS} look-ups at NEARDUP_MAX_DISTANCE {distance}"
+    return None
+
+
+NEARDUP = Table(
+    NeardupConfig,
+    Setting("NEARDUP_ENABLED", "enabled", bool),
+    Setting("NEARDUP_MAX_DISTANCE", "max_distance", int, between(0, 32)),
+    Setting("NEARDUP_MIN_RESEMBLANCE", "min_resemblance", float, between(0.5, 1.0)),
+    Setting("NEARDUP_BLOCKS", "blocks", int, between(1, 16), _plannable),
+    Setting("NEARDUP_BUCKET_CAP", "bucket_cap", int, between(1, 10**6)),
+    Setting("NEARDUP_MAX_CANDIDATES", "max_candidates", int, between(1, 10**4)),
+    Setting("NEARDUP_MIN_WORDS", "min_words", int, between(0, 10**6)),
+    Setting("NEARDUP_THREADS", "threads", int, between(1, 64)),
+)
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,8 @@ from scrapy.exceptions import CloseSpider, DropItem
 
 from crawlproj.checkpoint import checkpoint_for
 from crawlproj.items import PageItem
-from crawlproj.pipelines.content import NeardupConfig
 from crawlproj.pipelines.metadata import KEPT_COPY
+from extensions.config import Setting, Table, above, at_least, between, read
 from extensions.pagestore.backends import open_store, store_uri
 from extensions.pagestore.protocol import (
     PageStore,
@@ -51,30 +51,26 @@ class StoreConfig:
     retries: int
     retry_delay: float
     threads: int
+    timeout: float  # per S3 connect or read; the S3 store reads it itself
 
     @classmethod
-    def from_settings(cls, settings: Any) -> StoreConfig:
-        config = cls(
-            uri=store_uri(settings),
-            retries=settings.getint("PAGESTORE_RETRIES", 3),
-            retry_delay=settings.getfloat("PAGESTORE_RETRY_DELAY", 1.0),
-            threads=settings.getint("PAGESTORE_THREADS", 8),
-        )
-        if config.retries < 0:
-            raise ValueError(f"PAGESTORE_RETRIES={config.retries} must be >= 0")
-        if config.retry_delay < 0:
-            raise ValueError(f"PAGESTORE_RETRY_DELAY={config.retry_delay} must be >= 0")
-        if not 1 <= config.threads <= 256:
-            raise ValueError(f"PAGESTORE_THREADS={config.threads} is out of range 1..256")
-        if settings.getfloat("PAGESTORE_TIMEOUT", 30.0) <= 0:
-            raise ValueError("PAGESTORE_TIMEOUT must be > 0")
-        return config
+    def from_settings(cls, settings: BaseSettings) -> StoreConfig:
+        """ValueError names the bad setting."""
+        return read(STORE, settings, uri=store_uri(settings))
+
+
+STORE = Table(
+    StoreConfig,
+    Setting("PAGESTORE_RETRIES", "retries", int, at_least(0)),
+    Setting("PAGESTORE_RETRY_DELAY", "retry_delay", float, at_least(0)),
+    Setting("PAGESTORE_THREADS", "threads", int, between(1, 256)),
+    Setting("PAGESTORE_TIMEOUT", "timeout", float, above(0)),
+)
 
 
 def check_content_settings(settings: BaseSettings) -> None:
-    """Crawl preflight: NEARDUP_* and PAGESTORE_* are valid and, when this pipeline is
-    enabled, the store answers (ValueError or StoreUnavailable, one line)."""
-    NeardupConfig.from_settings(settings)
+    """Crawl preflight: when this pipeline is enabled, the store answers (ValueError or
+    StoreUnavailable, one line)."""
     config = StoreConfig.from_settings(settings)
     pipelines = settings.getwithbase("ITEM_PIPELINES")
     path = f"{PageStorePipeline.__module__}.{PageStorePipeline.__qualname__}"

@@ -19,6 +19,7 @@ from extensions.admission.filters import (
     trap_pattern,
 )
 from extensions.admission.records import AdmitItem, encode_request, mark_recrawl
+from extensions.config import STRINGS, Setting, Table, at_least, read
 from extensions.dns.policy import AddressRefused
 
 if TYPE_CHECKING:
@@ -44,21 +45,18 @@ def seen_key(canonical_url: str) -> str:
 
 
 def url_filter_from_settings(settings: BaseSettings) -> UrlFilter:
-    """URL_* and CRAWL_MAX_DEPTH settings; 0 switches a limit off."""
+    """URL_* and CRAWL_MAX_DEPTH settings; 0 switches a limit off (None)."""
+    return read(URL_FILTER, settings)
 
-    def limit(name: str, default: int) -> int | None:
-        value = settings.getint(name, default)
-        if value < 0:
-            raise ValueError(f"{name} must be >= 0 (0 = no limit), not {value}")
-        return value or None
 
-    return UrlFilter(
-        allowed_schemes=settings.getlist("URL_ALLOWED_SCHEMES", ["http", "https"]),
-        max_url_length=limit("URL_MAX_LENGTH", 1000),
-        max_depth=limit("CRAWL_MAX_DEPTH", 16),
-        max_query_params=limit("URL_MAX_QUERY_PARAMS", 16),
-        max_repeated_segments=limit("URL_MAX_REPEATED_SEGMENTS", 3),
-    )
+URL_FILTER = Table(
+    UrlFilter,
+    Setting("URL_ALLOWED_SCHEMES", "allowed_schemes", STRINGS),
+    Setting("URL_MAX_LENGTH", "max_url_length", int, at_least(1), optional=True),
+    Setting("CRAWL_MAX_DEPTH", "max_depth", int, at_least(1), optional=True),
+    Setting("URL_MAX_QUERY_PARAMS", "max_query_params", int, at_least(1), optional=True),
+    Setting("URL_MAX_REPEATED_SEGMENTS", "max_repeated_segments", int, at_least(1), optional=True),
+)
 
 
 @dataclass

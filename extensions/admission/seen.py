@@ -43,6 +43,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pybloomfilter import BloomFilter
 
+from extensions.config import Setting, Table, at_least, between, matches, one_of, read
+
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
@@ -52,7 +54,8 @@ LN2 = math.log(2)
 FILL_WARNING = 0.8  # share of a generation's design capacity that logs the first warning
 TIGHTENING = 0.5  # each new generation's error rate relative to the previous one
 MAX_AUTO_WORKERS = 1024  # w0 .. w1023 before giving up on a free worker id
-_WORKER_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}")
+# A file name prefix in data_dir/seen ("" = pick one): no "." first, no path separator.
+_WORKER_ID = r"(?:[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63})?"
 _GENERATION_FILE = re.compile(r"g(\d+)\.bloom")
 
 
@@ -62,16 +65,6 @@ class StatsLike(Protocol):
     def inc_value(self, key: str, count: int = 1, start: int = 0) -> None: ...
 
     def set_value(self, key: str, value: Any) -> None: ...
-
-
-class SeenFilter(Protocol):
-    """What the frontier needs from URL-seen (UrlSeen, or a stand-in in tests)."""
-
-    def split(self, keys: Sequence[str]) -> tuple[list[int], list[int]]: ...
-
-    def record(self, keys: Sequence[str]) -> None: ...
-
-    def close(self) -> None: ...
 
 
 def theoretical_fp_rate(bits_per_key: float) -> float:
@@ -87,7 +80,8 @@ def allocated_fp_rate(bloom: BloomFilter) -> float:
 
 @dataclasses.dataclass(frozen=True)
 class SeenConfig:
-    """SEEN_* settings, validated on creation (ValueError names the setting)."""
+    """SEEN_* settings (SEEN below reads and checks them). The defaults, for code that
+    builds one directly, equal crawlproj/settings.py (tests/unit/test_config.py)."""
 
     bits_per_key: float = 20.0  # SEEN_BITS_PER_KEY
     capacity: int = 10_000_000  # SEEN_CAPACITY: keys of the first generation
@@ -96,30 +90,10 @@ class SeenConfig:
     local_cache: int = 100_000  # SEEN_LOCAL_CACHE: confirmed keys kept in the LRU (exact mode)
     worker_id: str = ""  # SEEN_WORKER_ID: '' = lowest free w0, w1, ...
 
-    def __post_init__(self) -> None:
-        id_ok = self.worker_id == "" or _WORKER_ID.fullmatch(self.worker_id) is not None
-        checks = [
-            ("SEEN_BITS_PER_KEY", self.bits_per_key, 2 <= self.bits_per_key <= 64, "2 .. 64"),
-            ("SEEN_CAPACITY", self.capacity, self.capacity >= 1, "a key count >= 1"),
-            ("SEEN_GROWTH", self.growth, self.growth in (1, 2), "1 or 2"),
-            ("SEEN_LOCAL_CACHE", self.local_cache, self.local_cache >= 0, "a key count >= 0"),
-            ("SEEN_WORKER_ID", self.worker_id, id_ok, "'' or 1-64 of [A-Za-z0-9_.-], no '.' first"),
-        ]
-        for name, value, ok, wanted in checks:
-            if not ok:
-                raise ValueError(f"{name}={value!r} is invalid: use {wanted}")
-
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> SeenConfig:
-        d = cls()
-        return cls(
-            bits_per_key=_read(settings, "SEEN_BITS_PER_KEY", settings.getfloat, d.bits_per_key),
-            capacity=_read(settings, "SEEN_CAPACITY", settings.getint, d.capacity),
-            exact=_read(settings, "SEEN_EXACT", settings.getbool, d.exact),
-            growth=_read(settings, "SEEN_GROWTH", settings.getint, d.growth),
-            local_cache=_read(settings, "SEEN_LOCAL_CACHE", settings.getint, d.local_cache),
-            worker_id=str(settings.get("SEEN_WORKER_ID") or ""),
-        )
+        """ValueError names the bad setting."""
+        return read(SEEN, settings)
 
     def generation_params(self, number: int) -> tuple[int, float]:
         """(capacity, bits per key) of generation `number` (1-based)."""
@@ -127,11 +101,20 @@ class SeenConfig:
         return self.capacity * self.growth ** (number - 1), self.bits_per_key + extra_bits
 
 
-def _read(settings: BaseSettings, name: str, get: Callable[[str, Any], Any], default: Any) -> Any:
-    try:
-        return get(name, default)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name}={settings.get(name)!r} is invalid: {exc}") from exc
+SEEN = Table(
+    SeenConfig,
+    Setting("SEEN_BITS_PER_KEY", "bits_per_key", float, between(2, 64)),
+    Setting("SEEN_CAPACITY", "capacity", int, at_least(1)),
+    Setting("SEEN_EXACT", "exact", bool),
+    Setting("SEEN_GROWTH", "growth", int, one_of(1, 2)),
+    Setting("SEEN_LOCAL_CACHE", "local_cache", int, at_least(0)),
+    Setting(
+        "SEEN_WORKER_ID",
+        "worker_id",
+        str,
+        matches(_WORKER_ID, "'' or 1-64 of [A-Za-z0-9_.-], no '.' first"),
+    ),
+)
 
 
 @dataclasses.dataclass

@@ -10,6 +10,7 @@ Failures are cached DNS_NEGATIVE_TTL seconds. Every answer passes the address po
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 import logging
 import time
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.error import DNSLookupError
 
+from extensions.config import Kind, Setting, Table, above, read
 from extensions.dns.policy import AddressPolicy, parse_networks
 from extensions.dns.resolver import parse_hosts_map
 
@@ -44,24 +46,29 @@ class DnsSettings:
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> DnsSettings:
         """Read DNS_* settings; ValueError names the setting that is wrong."""
-        values = {
-            "DNS_CACHE_TTL": settings.getfloat("DNS_CACHE_TTL", 3600.0),
-            "DNS_CACHE_STALE_MAX": settings.getfloat("DNS_CACHE_STALE_MAX", 86400.0),
-            "DNS_NEGATIVE_TTL": settings.getfloat("DNS_NEGATIVE_TTL", 60.0),
-            "DNS_TIMEOUT": settings.getfloat("DNS_TIMEOUT", 60.0),
-        }
-        for name, value in values.items():
-            if value <= 0:
-                raise ValueError(f"{name} must be > 0 seconds, not {value}")
-        return cls(
-            hosts_map=parse_hosts_map(settings.get("DNS_HOSTS_MAP")),
-            map_only=settings.getbool("DNS_HOSTS_MAP_ONLY", False),
-            cache_ttl=values["DNS_CACHE_TTL"],
-            stale_max=max(values["DNS_CACHE_STALE_MAX"], values["DNS_CACHE_TTL"]),
-            negative_ttl=values["DNS_NEGATIVE_TTL"],
-            timeout=values["DNS_TIMEOUT"],
-            policy=AddressPolicy(parse_networks(settings.getlist("DNS_ALLOWED_NETWORKS"))),
-        )
+        dns = read(DNS, settings)
+        # A stale answer outlives the fresh one by definition.
+        return dataclasses.replace(dns, stale_max=max(dns.stale_max, dns.cache_ttl))
+
+
+HOSTS_MAP = Kind(
+    "a dict, a JSON object or 'host=ip,...' of IP addresses",
+    lambda settings, name: parse_hosts_map(settings.get(name)),
+)
+NETWORKS = Kind(
+    "CIDR networks, a list or comma-separated",
+    lambda settings, name: AddressPolicy(parse_networks(settings.getlist(name))),
+)
+DNS = Table(
+    DnsSettings,
+    Setting("DNS_HOSTS_MAP", "hosts_map", HOSTS_MAP),
+    Setting("DNS_HOSTS_MAP_ONLY", "map_only", bool),
+    Setting("DNS_CACHE_TTL", "cache_ttl", float, above(0)),
+    Setting("DNS_CACHE_STALE_MAX", "stale_max", float, above(0)),
+    Setting("DNS_NEGATIVE_TTL", "negative_ttl", float, above(0)),
+    Setting("DNS_TIMEOUT", "timeout", float, above(0)),
+    Setting("DNS_ALLOWED_NETWORKS", "policy", NETWORKS),
+)
 
 
 async def reactor_lookup(host: str, timeout: float) -> str:

@@ -8,6 +8,7 @@ DOWNLOAD_TIMEOUT to send a page. DOWNLOAD_CONNECT_TIMEOUT bounds the connect.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scrapy.core.downloader.handlers.http11 import HTTP11DownloadHandler, _ScrapyAgent
@@ -15,10 +16,22 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils._download_handlers import wrap_twisted_exceptions
 from scrapy.utils.defer import maybe_deferred_to_future
 
+from extensions.config import Setting, Table, above, read
+
 if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
     from scrapy.http import Response
+
+
+@dataclass(frozen=True)
+class HandlerSettings:
+    connect_timeout: float  # seconds; the whole download keeps DOWNLOAD_TIMEOUT
+
+
+HANDLER = Table(
+    HandlerSettings, Setting("DOWNLOAD_CONNECT_TIMEOUT", "connect_timeout", float, above(0))
+)
 
 
 class _ConnectTimeoutAgent(_ScrapyAgent):
@@ -33,11 +46,10 @@ class _ConnectTimeoutAgent(_ScrapyAgent):
 class ConnectTimeoutHTTPDownloadHandler(HTTP11DownloadHandler):
     def __init__(self, crawler: Crawler) -> None:
         super().__init__(crawler)
-        self._connect_timeout = crawler.settings.getfloat("DOWNLOAD_CONNECT_TIMEOUT", 10.0)
-        if self._connect_timeout <= 0:
-            raise NotConfigured(
-                f"DOWNLOAD_CONNECT_TIMEOUT must be > 0 seconds, not {self._connect_timeout}"
-            )
+        try:
+            self._connect_timeout = read(HANDLER, crawler.settings).connect_timeout
+        except ValueError as exc:
+            raise NotConfigured(str(exc)) from None
 
     async def download_request(self, request: Request) -> Response:
         # Scrapy's own handler builds its agent inline; this mirrors it with ours.

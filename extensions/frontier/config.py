@@ -1,4 +1,4 @@
-"""FRONTIER_* settings read and validated once, with errors that name the setting."""
+"""FRONTIER_* settings: the frontier's and the scheduler's tables (extensions/config.py)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,47 @@ from typing import TYPE_CHECKING
 
 from scrapy.exceptions import NotConfigured
 
+from extensions.admission.priorities import FRONT_QUEUES, front_queue, priority_weights
+from extensions.config import Setting, Table, above, at_least, between, read
 from extensions.frontier.core import FrontierConfig
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
+
+__all__ = ["frontier_config", "priority_weights", "scheduler_settings"]
+
+FRONTIER = Table(
+    FrontierConfig,
+    Setting("FRONTIER_DELAY", "delay", float, at_least(0)),
+    Setting("FRONTIER_BACK_QUEUES", "back_queues", int, at_least(1)),
+    Setting("FRONTIER_IP_CONCURRENCY", "ip_concurrency", int, at_least(1)),
+    Setting("FRONTIER_BACKOFF_BASE", "backoff_base", float, above(0)),
+    Setting("FRONTIER_BACKOFF_MAX", "backoff_max", float, at_least("FRONTIER_BACKOFF_BASE")),
+    Setting("FRONTIER_QUARANTINE_AFTER", "quarantine_after", int, at_least(1)),
+    Setting("FRONTIER_QUARANTINE_S", "quarantine_s", float, at_least(0)),
+    Setting("FRONTIER_ADAPTIVE_DELAY_FACTOR", "adaptive_factor", float, at_least(0)),
+    Setting("FRONTIER_MAX_PAGES_PER_HOST", "max_pages_per_host", int, at_least(0)),
+    Setting("URL_MAX_PER_PATTERN", "max_per_pattern", int, at_least(0)),
+    Setting("RECRAWL_SHARE", "recrawl_share", float, between(0, 1)),
+)
+
+
+@dataclass(frozen=True)
+class Lease:
+    download_timeout: float
+    ttl: float | None  # None: DOWNLOAD_TIMEOUT + 60
+
+    @property
+    def seconds(self) -> float:
+        return self.ttl or self.download_timeout + 60
+
+
+# A lease that ends before a slow download does would hand the page out twice (DESIGN 4).
+LEASE = Table(
+    Lease,
+    Setting("DOWNLOAD_TIMEOUT", "download_timeout", float, above(0)),
+    Setting("FRONTIER_LEASE_TTL", "ttl", float, above("DOWNLOAD_TIMEOUT"), optional=True),
+)
 
 
 @dataclass(frozen=True)
@@ -29,83 +66,35 @@ class SchedulerSettings:
     shards: int  # 0 = auto (sharded.crawl_shards)
 
 
-def priority_weights(settings: BaseSettings) -> tuple[int, ...]:
-    """FRONTIER_PRIORITY_WEIGHTS: one weight per front queue, priority 0 first."""
-    raw = settings.getlist("FRONTIER_PRIORITY_WEIGHTS", ["16", "8", "4", "2", "1"])
-    try:
-        return tuple(int(w) for w in raw)
-    except ValueError:
-        raise NotConfigured(
-            f"FRONTIER_PRIORITY_WEIGHTS must be whole numbers, one per priority: {raw!r}"
-        ) from None
+SCHEDULER = Table(
+    SchedulerSettings,
+    Setting("FRONTIER_CRAWL_NAME", "crawl_name", str),
+    Setting("FRONTIER_DEFAULT_PRIORITY", "default_priority", int, front_queue),
+    Setting("FRONTIER_KEEP_REFERER", "keep_referer", bool),
+    Setting("FRONTIER_POLL_INTERVAL", "poll_interval", float, above(0)),
+    Setting("FRONTIER_DNS_RETRIES", "dns_retries", int, at_least(0)),
+    Setting("FRONTIER_DNS_RETRY_DELAY", "dns_retry_delay", float, above(0)),
+    Setting("FRONTIER_MAX_REDIS_FAILURES", "max_redis_failures", int, at_least(1)),
+    Setting("URL_BLOCKLIST_REFRESH", "blocklist_refresh", float, above(0)),
+    Setting("ROBOTS_MAX_CRAWL_DELAY", "robots_max_crawl_delay", float, at_least(0)),
+    Setting("ROBOTS_MAX_ERROR_RETRIES", "robots_max_error_retries", int, at_least(0)),
+    Setting("ROBOTS_SITEMAPS", "robots_sitemaps", bool),
+    Setting("FRONTIER_SHARDS", "shards", int, at_least(0)),
+)
 
 
 def frontier_config(settings: BaseSettings) -> FrontierConfig:
-    download_timeout = settings.getfloat("DOWNLOAD_TIMEOUT", 180)
-    lease_ttl = settings.getfloat("FRONTIER_LEASE_TTL", 0) or download_timeout + 60
-    if lease_ttl <= download_timeout:
-        raise NotConfigured(
-            f"FRONTIER_LEASE_TTL ({lease_ttl}) must exceed DOWNLOAD_TIMEOUT "
-            f"({download_timeout}), or a slow download would be handed out twice"
-        )
+    """Raises NotConfigured naming the bad setting (the scheduler cannot run without it)."""
     try:
-        return FrontierConfig(
-            delay=settings.getfloat("FRONTIER_DELAY", 1.0),
-            back_queues=settings.getint("FRONTIER_BACK_QUEUES", 1024),
-            ip_concurrency=settings.getint("FRONTIER_IP_CONCURRENCY", 1),
-            weights=priority_weights(settings),
-            lease_ttl=lease_ttl,
-            backoff_base=settings.getfloat("FRONTIER_BACKOFF_BASE", 5.0),
-            backoff_max=settings.getfloat("FRONTIER_BACKOFF_MAX", 600.0),
-            quarantine_after=settings.getint("FRONTIER_QUARANTINE_AFTER", 5),
-            quarantine_s=settings.getfloat("FRONTIER_QUARANTINE_S", 600.0),
-            adaptive_factor=settings.getfloat("FRONTIER_ADAPTIVE_DELAY_FACTOR", 0.0),
-            max_pages_per_host=settings.getint("FRONTIER_MAX_PAGES_PER_HOST", 0),
-            max_per_pattern=settings.getint("URL_MAX_PER_PATTERN", 1000),
-            recrawl_share=settings.getfloat("RECRAWL_SHARE", 0.5),
-        )
+        lease = read(LEASE, settings)
+        return read(FRONTIER, settings, weights=priority_weights(settings), lease_ttl=lease.seconds)
     except ValueError as exc:
         raise NotConfigured(str(exc)) from None
 
 
 def scheduler_settings(settings: BaseSettings, priorities: int) -> SchedulerSettings:
-    default_priority = settings.getint("FRONTIER_DEFAULT_PRIORITY", 2)
-    if not 0 <= default_priority < priorities:
-        raise NotConfigured(
-            f"FRONTIER_DEFAULT_PRIORITY ({default_priority}) must be a front queue, "
-            f"0..{priorities - 1}"
-        )
-    opts = SchedulerSettings(
-        crawl_name=settings.get("FRONTIER_CRAWL_NAME") or "",
-        default_priority=default_priority,
-        keep_referer=settings.getbool("FRONTIER_KEEP_REFERER", False),
-        poll_interval=settings.getfloat("FRONTIER_POLL_INTERVAL", 1.0),
-        dns_retries=settings.getint("FRONTIER_DNS_RETRIES", 3),
-        dns_retry_delay=settings.getfloat("FRONTIER_DNS_RETRY_DELAY", 5.0),
-        max_redis_failures=settings.getint("FRONTIER_MAX_REDIS_FAILURES", 10),
-        blocklist_refresh=settings.getfloat("URL_BLOCKLIST_REFRESH", 5.0),
-        robots_max_crawl_delay=settings.getfloat("ROBOTS_MAX_CRAWL_DELAY", 300.0),
-        robots_max_error_retries=settings.getint("ROBOTS_MAX_ERROR_RETRIES", 3),
-        robots_sitemaps=settings.getbool("ROBOTS_SITEMAPS", True),
-        shards=settings.getint("FRONTIER_SHARDS", 0),
-    )
-    _check_bounds(opts)
-    return opts
-
-
-def _check_bounds(opts: SchedulerSettings) -> None:
-    # (setting, value, smallest allowed, whether the smallest itself is allowed)
-    bounds = [
-        ("FRONTIER_POLL_INTERVAL", opts.poll_interval, 0, False),
-        ("FRONTIER_DNS_RETRIES", opts.dns_retries, 0, True),
-        ("FRONTIER_DNS_RETRY_DELAY", opts.dns_retry_delay, 0, False),
-        ("FRONTIER_MAX_REDIS_FAILURES", opts.max_redis_failures, 1, True),
-        ("URL_BLOCKLIST_REFRESH", opts.blocklist_refresh, 0, False),
-        ("ROBOTS_MAX_CRAWL_DELAY", opts.robots_max_crawl_delay, 0, True),
-        ("ROBOTS_MAX_ERROR_RETRIES", opts.robots_max_error_retries, 0, True),
-        ("FRONTIER_SHARDS", opts.shards, 0, True),
-    ]
-    for name, value, least, inclusive in bounds:
-        if value < least or (value == least and not inclusive):
-            relation = ">=" if inclusive else ">"
-            raise NotConfigured(f"{name} ({value}) must be {relation} {least}")
+    """`priorities`: the frontier's front queues, which FRONTIER_DEFAULT_PRIORITY names one of."""
+    try:
+        return read(SCHEDULER, settings, {FRONT_QUEUES: priorities})
+    except ValueError as exc:
+        raise NotConfigured(str(exc)) from None

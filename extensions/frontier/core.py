@@ -17,74 +17,29 @@ from typing import Any
 from redis.asyncio import Redis
 
 from extensions.admission.records import AdmitItem
-from extensions.config import require
 from extensions.state.keys import FrontierKeys
 from extensions.state.lua import ENTRY_SCRIPTS, script_source
 
 
 @dataclass(frozen=True)
 class FrontierConfig:
-    """Politeness and capacity knobs (FRONTIER_* settings), validated on creation."""
+    """Politeness and capacity knobs, read and checked by frontier_config (FRONTIER_* in
+    crawlproj/settings.py, the only place their defaults are written)."""
 
-    delay: float = 1.0  # seconds from the end of one fetch to the next start, per IP
-    back_queues: int = 1024  # IPs that hold a back queue at once
-    ip_concurrency: int = 1  # requests in flight per IP
-    weights: tuple[int, ...] = (16, 8, 4, 2, 1)  # front queue weights, priority 0 first
-    lease_ttl: float = 120.0  # a lease not acked within this is re-delivered
-    backoff_base: float = 5.0  # first 429/503 backoff without Retry-After, doubled per repeat
-    backoff_max: float = 600.0  # cap on any backoff, Retry-After included
-    quarantine_after: int = 5  # consecutive timeouts that quarantine an IP
-    quarantine_s: float = 600.0  # how long a quarantined IP waits
-    adaptive_factor: float = 0.0  # delay >= factor x last response time (0 = off)
-    refill_batch: int = 1000  # front-queue entries routed per script call at most
-    max_pages_per_host: int = 0  # URLs admitted per host per crawl (0 = no budget)
-    max_per_pattern: int = 0  # URLs admitted per numeric/date URL shape (0 = no cap)
-    recrawl_share: float = 0.5  # fetches of an IP given to re-crawls when both kinds wait
-
-    def __post_init__(self) -> None:
-        weights_ok = bool(self.weights) and min(self.weights) > 0
-        require(
-            [
-                ("FRONTIER_DELAY", self.delay, self.delay >= 0, ">= 0"),
-                ("FRONTIER_BACK_QUEUES", self.back_queues, self.back_queues >= 1, ">= 1"),
-                ("FRONTIER_IP_CONCURRENCY", self.ip_concurrency, self.ip_concurrency >= 1, ">= 1"),
-                ("FRONTIER_PRIORITY_WEIGHTS", list(self.weights), weights_ok, "weights > 0"),
-                ("FRONTIER_LEASE_TTL", self.lease_ttl, self.lease_ttl > 0, "> 0"),
-                ("FRONTIER_BACKOFF_BASE", self.backoff_base, self.backoff_base > 0, "> 0"),
-                (
-                    "FRONTIER_BACKOFF_MAX",
-                    self.backoff_max,
-                    self.backoff_max >= self.backoff_base,
-                    f">= FRONTIER_BACKOFF_BASE ({self.backoff_base})",
-                ),
-                (
-                    "FRONTIER_QUARANTINE_AFTER",
-                    self.quarantine_after,
-                    self.quarantine_after >= 1,
-                    ">= 1",
-                ),
-                ("FRONTIER_QUARANTINE_S", self.quarantine_s, self.quarantine_s >= 0, ">= 0"),
-                (
-                    "FRONTIER_ADAPTIVE_DELAY_FACTOR",
-                    self.adaptive_factor,
-                    self.adaptive_factor >= 0,
-                    ">= 0",
-                ),
-                (
-                    "FRONTIER_MAX_PAGES_PER_HOST",
-                    self.max_pages_per_host,
-                    self.max_pages_per_host >= 0,
-                    ">= 0 (0 = no budget)",
-                ),
-                (
-                    "URL_MAX_PER_PATTERN",
-                    self.max_per_pattern,
-                    self.max_per_pattern >= 0,
-                    ">= 0 (0 = no cap)",
-                ),
-                ("RECRAWL_SHARE", self.recrawl_share, 0 <= self.recrawl_share <= 1, "in 0..1"),
-            ]
-        )
+    delay: float  # seconds from the end of one fetch to the next start, per IP
+    back_queues: int  # IPs that hold a back queue at once
+    ip_concurrency: int  # requests in flight per IP
+    weights: tuple[int, ...]  # front queue weights, priority 0 first
+    lease_ttl: float  # a lease not acked within this is re-delivered
+    backoff_base: float  # first 429/503 backoff without Retry-After, doubled per repeat
+    backoff_max: float  # cap on any backoff, Retry-After included
+    quarantine_after: int  # consecutive timeouts that quarantine an IP
+    quarantine_s: float  # how long a quarantined IP waits
+    adaptive_factor: float  # delay >= factor x last response time (0 = off)
+    max_pages_per_host: int  # URLs admitted per host per crawl (0 = no budget)
+    max_per_pattern: int  # URLs admitted per numeric/date URL shape (0 = no cap)
+    recrawl_share: float  # fetches of an IP given to re-crawls when both kinds wait
+    refill_batch: int = 1000  # front-queue entries routed per script call at most (no setting)
 
     @property
     def priorities(self) -> int:

@@ -18,6 +18,7 @@ import json
 import logging
 import sys
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,6 +27,7 @@ from urllib.parse import urlsplit
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
+from extensions.config import Setting, Table, at_least, read
 from extensions.fetch.gaps import GapTracker, request_ip
 from extensions.observe.report_data import GapStats, HostCounts, Timeline, json_safe
 from extensions.observe.report_html import render
@@ -42,10 +44,25 @@ REPORT_VERSION = 1
 SAVED_HOSTS = 200  # hosts kept in the JSON (the page shows the top 15)
 
 
+@dataclass(frozen=True)
+class ReportSettings:
+    enabled: bool
+    path: str  # "" = beside the first local feed, else in CRAWL_DATA_DIR
+    delay: float  # the configured politeness gap, drawn on the gap chart
+
+
+REPORT = Table(
+    ReportSettings,
+    Setting("CRAWL_REPORT_ENABLED", "enabled", bool),
+    Setting("CRAWL_REPORT_PATH", "path", str),
+    Setting("FRONTIER_DELAY", "delay", float, at_least(0)),
+)
+
+
 def report_path(settings: BaseSettings, spider_name: str, job: str = "") -> Path:
     """Where the HTML goes (the JSON is the same path with a .json suffix). `job` (a
     scrapyd job id) keeps jobs sharing one CRAWL_DATA_DIR from overwriting each other."""
-    explicit = settings.get("CRAWL_REPORT_PATH") or ""
+    explicit = read(REPORT, settings).path
     if explicit:
         return Path(explicit).expanduser().resolve()
     feed = first_local_feed(settings.getdict("FEEDS"))
@@ -90,10 +107,13 @@ class CrawlReport:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> CrawlReport:
-        settings = crawler.settings
-        if not settings.getbool("CRAWL_REPORT_ENABLED", True):
+        try:
+            config = read(REPORT, crawler.settings)
+        except ValueError as exc:
+            raise NotConfigured(str(exc)) from None
+        if not config.enabled:
             raise NotConfigured  # switched off on purpose: nothing to log
-        ext = cls(crawler, settings.getfloat("FRONTIER_DELAY", 1.0))
+        ext = cls(crawler, config.delay)
         connect = crawler.signals.connect
         connect(ext.engine_started, signal=signals.engine_started)
         connect(ext.response_downloaded, signal=signals.response_downloaded)

@@ -1,6 +1,7 @@
 """Per-origin robots state: origin keys, the Redis-shared verdict cache, and sitemaps.
 
-The policy itself (RFC 9309 parsing, matching, status rules) is :mod:`extensions.robots.rules`.
+The policy itself is :mod:`extensions.robots.rules` (RFC 9309 parsing, matching) and
+:mod:`extensions.robots.verdicts` (what a fetch's status means).
 
 Keys (prefix P is the crawl's key prefix, e.g. "crawlproj:{web}"):
     P:robots:<origin>   string   RobotsVerdict JSON, PX = expires_at - now
@@ -19,7 +20,7 @@ from urllib.parse import urljoin, urlsplit
 import redis.asyncio
 from lxml import etree
 
-from extensions.robots.rules import DISALLOW_ALL, RobotsVerdict
+from extensions.robots.verdicts import DISALLOW_ALL, RobotsVerdict
 
 logger = logging.getLogger(__name__)
 

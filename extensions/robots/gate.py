@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Request
 
 from extensions.robots.cache import origin_of
-from extensions.robots.rules import (
+from extensions.robots.verdicts import (
     DISALLOW_ALL,
     MAX_REDIRECTS,
     next_redirect,
@@ -32,7 +32,8 @@ if TYPE_CHECKING:
     from scrapy.http import Response
 
     from extensions.robots.cache import RobotsCache
-    from extensions.robots.rules import RobotsPolicy, RobotsVerdict
+    from extensions.robots.rules import RobotsPolicy
+    from extensions.robots.verdicts import RobotsVerdict
 
 
 @dataclass(frozen=True)
@@ -116,7 +117,8 @@ class RobotsGate:
     ) -> RobotsFetch:
         """Fetch robots.txt, following up to MAX_REDIRECTS hops, each after the IP's
         delay; cache and return the verdict."""
-        status, body, headers = 0, b"", {}
+        status, body = 0, b""
+        headers: dict[str, str] = {}
         for hop in range(MAX_REDIRECTS + 1):
             if hop:
                 await asyncio.sleep(self.hop_delay)  # the IP is still leased meanwhile

@@ -24,12 +24,12 @@ import redis
 import redis.asyncio as aioredis
 
 from extensions.robots.cache import RobotsCache, origin_of, robots_url
-from extensions.robots.rules import (
+from extensions.robots.rules import RobotsPolicy
+from extensions.robots.verdicts import (
     ALLOW_ALL,
     DISALLOW_ALL,
     MAX_REDIRECTS,
     RULES,
-    RobotsPolicy,
     RobotsVerdict,
     next_redirect,
     verdict_from_response,

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 import redis
-from scrapy.settings import Settings
 
 from extensions.admission.seen import UrlSeen
+from tests.project_settings import project_settings
 
 SEEN_SET = "test:seen"
 # The admit script's URL-seen step, per key: SADD, and admit only on 1.
@@ -35,7 +35,7 @@ def _worker(url: str, data_dir: str, settings: dict[str, Any], offers: list[str]
     admit = client.register_script(ADMIT)
     admitted: list[str] = []
     dropped = 0
-    with UrlSeen.from_settings(Settings(settings), Path(data_dir)) as seen:
+    with UrlSeen.from_settings(project_settings(settings), Path(data_dir)) as seen:
         for start in range(0, len(offers), BATCH):
             batch = offers[start : start + BATCH]
             barrier.wait()  # lockstep: both workers offer the same overlap at the same time

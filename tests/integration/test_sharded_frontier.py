@@ -13,11 +13,12 @@ import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 
 from extensions.admission.records import AdmitItem
-from extensions.frontier.core import DownloadEvent, FrontierConfig
+from extensions.frontier.core import DownloadEvent
 from extensions.frontier.sharded import ShardedFrontier, combine_extras, crawl_shards, digest
 from extensions.state.connection import connect_url, map_slots
 from extensions.state.keys import ShardedKeys
 from tests.integration.redis_cluster import LocalCluster
+from tests.project_settings import project_frontier_config
 from tests.unit.frontier.test_frontier_sim import VirtualClock, simulate
 
 DELAY_S = 1.0
@@ -50,7 +51,7 @@ async def frontiers(
     shards = crawl_shards(sync, "sharded", 0 if isinstance(sync, redis.cluster.RedisCluster) else 4)
     sync.close()
     clock = VirtualClock()
-    config = FrontierConfig(delay=DELAY_S, lease_ttl=60)
+    config = project_frontier_config(delay=DELAY_S, lease_ttl=60)
     clients = [
         AsyncRedisCluster.from_url(url) if shards > 4 else aioredis.Redis.from_url(url)
         for _ in range(workers)

@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from scrapy.settings import Settings
 
 from extensions.admission.seen import (
     SeenConfig,
@@ -24,6 +23,7 @@ from extensions.admission.seen import (
     allocated_fp_rate,
     theoretical_fp_rate,
 )
+from tests.project_settings import project_settings
 
 
 class Stats:
@@ -58,8 +58,8 @@ def seeded_hashes(seed: int) -> Iterator[None]:
 
 
 def make(data_dir: Path, stats: Stats | None = None, **values: Any) -> UrlSeen:
-    return UrlSeen.from_settings(Settings({f"SEEN_{k.upper()}": v for k, v in values.items()}),
-                                 data_dir, stats)  # fmt: skip
+    settings = project_settings({f"SEEN_{k.upper()}": v for k, v in values.items()})
+    return UrlSeen.from_settings(settings, data_dir, stats)
 
 
 # -- sizing ----------------------------------------------------------------------------
@@ -297,19 +297,18 @@ def test_exact_mode_drops_exactly_what_this_process_confirmed(
 )
 def test_invalid_setting_names_the_setting(data_dir: Path, name: str, value: object) -> None:
     with pytest.raises(ValueError, match=name):
-        UrlSeen.from_settings(Settings({name: value}), data_dir)
+        UrlSeen.from_settings(project_settings({name: value}), data_dir)
 
 
-def test_defaults() -> None:
-    config = SeenConfig.from_settings(Settings())
-    assert config == SeenConfig(20.0, 10_000_000, True, 2, 100_000, "")
+def test_defaults_are_settings_py() -> None:
+    assert SeenConfig.from_settings(project_settings()) == SeenConfig()
 
 
 def test_worker_ids_are_locked_one_writer_each(data_dir: Path) -> None:
     first, second = make(data_dir), make(data_dir)
     assert (first.worker_id, second.worker_id) == ("w0", "w1")
     with pytest.raises(RuntimeError, match="SEEN_WORKER_ID 'w1' is in use by live process"):
-        UrlSeen.from_settings(Settings(), data_dir, worker_id="w1")
+        UrlSeen.from_settings(project_settings(), data_dir, worker_id="w1")
     first.close()
     first.close()  # idempotent
     with make(data_dir) as third:

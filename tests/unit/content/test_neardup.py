@@ -271,35 +271,3 @@ def test_block_plan_shape() -> None:
 def test_tokens_split_on_unicode_punctuation_not_on_letters() -> None:
     text = "Café “quoted” — a·b \u00d7 x 、y naïve Straße 東京"
     assert tokens(text) == ["café", "quoted", "a", "b", "x", "y", "naïve", "straße", "東京"]
-
-
-# ------------------------------------------------------------------ settings
-
-
-def test_neardup_defaults_are_the_ones_in_settings_py() -> None:
-    from scrapy.settings import Settings
-
-    from crawlproj import settings as project
-    from crawlproj.pipelines.content import NeardupConfig
-
-    # The component's fallbacks (a Settings without the project's) and settings.py agree.
-    assert NeardupConfig.from_settings(Settings()) == NeardupConfig.from_settings(
-        Settings({k: getattr(project, k) for k in dir(project) if k.startswith("NEARDUP_")})
-    )
-
-
-@pytest.mark.parametrize(
-    ("name", "value", "message"),
-    [
-        ("NEARDUP_MIN_RESEMBLANCE", 0.3, "NEARDUP_MIN_RESEMBLANCE must be in 0.5..1.0, not 0.3"),
-        ("NEARDUP_MAX_CANDIDATES", 0, "NEARDUP_MAX_CANDIDATES must be in 1..10000, not 0"),
-        ("NEARDUP_BLOCKS", 1, "NEARDUP_MAX_DISTANCE / NEARDUP_BLOCKS"),
-    ],
-)
-def test_neardup_settings_are_validated(name: str, value: float, message: str) -> None:
-    from scrapy.settings import Settings
-
-    from crawlproj.pipelines.content import NeardupConfig
-
-    with pytest.raises(ValueError, match=message.replace(".", r"\.")):
-        NeardupConfig.from_settings(Settings({name: value}))

@@ -17,8 +17,9 @@ import pytest
 import redis.asyncio as aioredis
 
 from extensions.admission.records import AdmitItem
-from extensions.frontier.core import DownloadEvent, Frontier, FrontierConfig
+from extensions.frontier.core import DownloadEvent, Frontier
 from extensions.state.keys import FrontierKeys
+from tests.project_settings import project_frontier_config
 
 FETCH_S = 0.2
 DELAY_S = 1.0
@@ -78,7 +79,7 @@ def make_frontier(redis_url: str, redis_client) -> Iterator:
         clock = VirtualClock()
         client = aioredis.Redis.from_url(redis_url)
         clients.append(client)
-        config = FrontierConfig(delay=DELAY_S, back_queues=back_queues, lease_ttl=60)
+        config = project_frontier_config(delay=DELAY_S, back_queues=back_queues, lease_ttl=60)
         return Frontier(client, FrontierKeys(crawl), config, clock=clock), clock
 
     yield make
@@ -245,7 +246,7 @@ def test_503_without_retry_after_backs_off_exponentially_and_success_resets(make
         return waits
 
     waits = run(go())
-    base = FrontierConfig().backoff_base
+    base = project_frontier_config().backoff_base
     # Jitter is 0.5x..1.5x of base * 2^(n-1); a success returns to the plain delay.
     assert 0.5 * base <= waits[0] <= 1.5 * base
     assert 1.0 * base <= waits[1] <= 3.0 * base
@@ -259,7 +260,7 @@ def test_repeated_timeouts_quarantine_the_ip(make_frontier) -> None:
         frontier, clock = make_frontier()
         await frontier.admit(items(["10.3.0.3"], 10))
         waits = []
-        for _ in range(FrontierConfig().quarantine_after):
+        for _ in range(project_frontier_config().quarantine_after):
             lease_id = await lease_one(frontier)
             end = clock.now + 30.0
             await finish(frontier, lease_id, end, 0, timeout=True)
@@ -270,7 +271,7 @@ def test_repeated_timeouts_quarantine_the_ip(make_frontier) -> None:
 
     waits = run(go())
     assert waits[:-1] == [pytest.approx(DELAY_S)] * (len(waits) - 1)
-    assert waits[-1] == pytest.approx(FrontierConfig().quarantine_s)
+    assert waits[-1] == pytest.approx(project_frontier_config().quarantine_s)
 
 
 def test_expired_lease_is_redelivered_and_blocks_its_ip_until_then(make_frontier) -> None:
@@ -324,7 +325,7 @@ def test_adaptive_delay_follows_response_time(make_frontier, redis_url: str) -> 
     async def go() -> float:
         clock = VirtualClock()
         client = aioredis.Redis.from_url(redis_url)
-        config = FrontierConfig(delay=DELAY_S, adaptive_factor=4.0, lease_ttl=60)
+        config = project_frontier_config(delay=DELAY_S, adaptive_factor=4.0, lease_ttl=60)
         frontier = Frontier(client, FrontierKeys("adaptive"), config, clock=clock)
         await frontier.admit(items(["10.3.0.7"], 2))
         lease_id = await lease_one(frontier)

@@ -6,12 +6,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from scrapy.settings import Settings
 
 from extensions.observe import report_data
 from extensions.observe.report import first_local_feed, report_path
 from extensions.observe.report_data import GapStats, HostCounts, Timeline, json_safe
 from extensions.observe.report_html import GAP_BINS, display_buckets, gap_bins, render
+from tests.project_settings import project_settings
 
 
 def test_timeline_keeps_at_most_max_buckets_and_the_total() -> None:
@@ -42,13 +42,13 @@ def test_hosts_past_the_cap_count_as_other(monkeypatch) -> None:
 
 def test_report_goes_beside_the_feed_else_into_the_data_dir(tmp_path: Path) -> None:
     feed = tmp_path / "out" / "items.jsonl"
-    settings = Settings({"FEEDS": {str(feed): {"format": "jsonl"}}})
+    settings = project_settings({"FEEDS": {str(feed): {"format": "jsonl"}}})
     assert report_path(settings, "web") == tmp_path / "out" / "items-report.html"
     assert first_local_feed({"s3://b/k.jsonl": {}, f"file://{feed}": {}}) == feed
     assert first_local_feed({"out/%(name)s.jsonl": {}}) is None
-    explicit = Settings({"CRAWL_REPORT_PATH": str(tmp_path / "r.html")})
+    explicit = project_settings({"CRAWL_REPORT_PATH": str(tmp_path / "r.html")})
     assert report_path(explicit, "web") == tmp_path / "r.html"
-    fallback = Settings({"CRAWL_DATA_DIR": str(tmp_path / "data")})
+    fallback = project_settings({"CRAWL_DATA_DIR": str(tmp_path / "data")})
     assert report_path(fallback, "web") == tmp_path / "data" / "web-report.html"
     assert report_path(fallback, "web", "j1") == tmp_path / "data" / "web-j1-report.html"
 

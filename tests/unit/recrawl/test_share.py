@@ -10,8 +10,9 @@ import pytest
 import redis.asyncio as aioredis
 
 from extensions.admission.records import AdmitItem, mark_recrawl
-from extensions.frontier.core import Frontier, FrontierConfig
+from extensions.frontier.core import Frontier
 from extensions.state.keys import FrontierKeys
+from tests.project_settings import project_frontier_config
 from tests.unit.frontier.test_frontier_sim import VirtualClock, simulate
 
 IP = "10.0.0.7"
@@ -29,7 +30,7 @@ def admit_items(kind: str, n: int, recrawl: bool) -> list[AdmitItem]:
 async def leased_kinds(redis_url: str, share: float, recrawls: int, fresh: int) -> list[str]:
     client = aioredis.Redis.from_url(redis_url)
     clock = VirtualClock()
-    config = FrontierConfig(delay=1.0, lease_ttl=60, recrawl_share=share)
+    config = project_frontier_config(delay=1.0, lease_ttl=60, recrawl_share=share)
     frontier = Frontier(client, FrontierKeys(f"share-{share}"), config, clock=clock)
     # Both kinds wait before the first lease, as they would on a busy host.
     await frontier.admit(
@@ -81,7 +82,7 @@ def test_reclaimed_recrawl_lease_returns_to_the_recrawl_queue(redis_url: str, re
         client = aioredis.Redis.from_url(redis_url)
         clock = VirtualClock()
         keys = FrontierKeys("reclaim")
-        frontier = Frontier(client, keys, FrontierConfig(lease_ttl=60), clock=clock)
+        frontier = Frontier(client, keys, project_frontier_config(lease_ttl=60), clock=clock)
         await frontier.admit(admit_items("re", 1, recrawl=True))
         assert len((await frontier.lease(1)).leases) == 1
         assert (await frontier.stats())["recrawl_queued"] == 0

@@ -1,10 +1,7 @@
-"""robots.txt policy (RFC 9309): matching, status rules, Crawl-delay, sitemaps, JSON."""
+"""robots.txt rules (RFC 9309): matching, Crawl-delay, sitemap lines, the ROBOTS_* policy."""
 
 from __future__ import annotations
 
-import email.utils
-import gzip
-import math
 import re
 
 import pytest
@@ -12,28 +9,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from protego import Protego
 
-from extensions.robots.cache import (
-    SitemapTooLarge,
-    origin_of,
-    parse_sitemap,
-    robots_url,
-)
 from extensions.robots.rules import (
-    ALLOW_ALL,
-    DISALLOW_ALL,
-    MAX_REDIRECTS,
-    ROBOTS_MAX_BYTES,
-    RULES,
     RobotsPolicy,
-    RobotsVerdict,
     allowed,
     crawl_delay,
-    decode_body,
-    next_redirect,
     parse_sitemaps,
     product_token,
-    verdict_from_response,
 )
+from tests.project_settings import project_settings
 
 # (name, user agent, path on http://foo.bar, expected, robots.txt)
 Case = tuple[str, str, str, bool, str]
@@ -326,241 +309,11 @@ def test_sitemaps_are_site_wide_absolute_and_deduplicated() -> None:
     assert parse_sitemaps(text) == ("https://h/s1.xml", "http://h/s2.xml.gz")
 
 
-# --- status rules (RFC 9309 2.3.1) -----------------------------------------------------------
-
-POLICY = RobotsPolicy(cache_ttl=86400.0, error_ttl=600.0, max_error_ttl=7200.0)
-NOW = 1_700_000_000.0
-
-
-def verdict(status: int, body: bytes | None = b"", headers: dict[str, str] | None = None):
-    return verdict_from_response(status, body, headers, NOW, POLICY, "crawlproj")
-
-
-@pytest.mark.parametrize(
-    ("status", "kind", "ttl"),
-    [
-        (200, RULES, 86400.0),
-        (204, RULES, 86400.0),
-        (301, ALLOW_ALL, 86400.0),  # a chain past MAX_REDIRECTS: "unavailable"
-        (400, ALLOW_ALL, 86400.0),
-        (401, ALLOW_ALL, 86400.0),
-        (403, ALLOW_ALL, 86400.0),
-        (404, ALLOW_ALL, 86400.0),
-        (410, ALLOW_ALL, 86400.0),
-        (429, DISALLOW_ALL, 600.0),
-        (500, DISALLOW_ALL, 600.0),
-        (503, DISALLOW_ALL, 600.0),
-        (0, DISALLOW_ALL, 600.0),
-        (999, DISALLOW_ALL, 600.0),
-    ],
-)
-def test_status_rules(status: int, kind: str, ttl: float) -> None:
-    v = verdict(status, b"User-agent: *\nDisallow: /private\n")
-    assert (v.kind, v.status, v.fetched_at, v.expires_at) == (kind, status, NOW, NOW + ttl)
-    assert v.allows("http://h/robots.txt", "crawlproj")  # RFC 9309 2.2.2, whatever the kind
-    if kind == RULES:
-        assert not v.allows("http://h/private/x", "crawlproj")
-        assert v.allows("http://h/public", "crawlproj")
-    else:
-        assert v.body == "" and v.allows("http://h/private/x", "crawlproj") is (kind == ALLOW_ALL)
-
-
-@pytest.mark.parametrize(
-    ("status", "retry_after", "ttl"),
-    [
-        (503, "120", 120.0),
-        (429, "3600", 3600.0),
-        (500, "1000000", 7200.0),  # capped at max_error_ttl
-        (503, "0", 30.0),  # floored: no robots.txt fetch loop
-        (503, email.utils.formatdate(NOW + 900, usegmt=True), 900.0),
-        (503, email.utils.formatdate(NOW - 900, usegmt=True), 30.0),
-        (503, "soon", 600.0),  # unreadable: the default error TTL
-        (0, "120", 600.0),  # no response, no header to honour
-    ],
-)
-def test_retry_after(status: int, retry_after: str, ttl: float) -> None:
-    v = verdict(status, b"", {"Retry-After": retry_after})
-    assert v.kind == DISALLOW_ALL
-    assert v.expires_at - NOW == pytest.approx(ttl)
-
-
-def test_retry_after_header_name_is_case_insensitive() -> None:
-    assert verdict(503, b"", {"retry-after": "60"}).expires_at == NOW + 60
-
-
-def test_200_body_decoding_and_caps() -> None:
-    assert verdict(200, None).kind == RULES and verdict(200, None).allows("http://h/a", "x")
-    bad_utf8 = b"User-agent: *\nDisallow: /\xff\xfe\nDisallow: /x\n"
-    assert not verdict(200, bad_utf8).allows("http://h/x", "crawlproj")
-    html = b"<!doctype html><html><body>Disallow nothing here</body></html>"
-    assert verdict(200, html).allows("http://h/anything", "crawlproj")
-    v = verdict(200, b"User-agent: *\nCrawl-delay: 3\nSitemap: https://h/s.xml\n")
-    assert (v.crawl_delay, v.sitemaps) == (3.0, ("https://h/s.xml",))
-
-
-def test_oversized_body_is_cut_at_a_line_end() -> None:
-    head = b"User-agent: *\nDisallow: /a\n"
-    filler = b"#" * 99 + b"\n"
-    body = head + filler * ((ROBOTS_MAX_BYTES - len(head)) // len(filler))
-    body += b"#" * (ROBOTS_MAX_BYTES - len(body) - 11) + b"\n"
-    body += b"Allow: /public-but-not-a\n"  # the limit falls right after "Allow: /pu"
-    assert body[:ROBOTS_MAX_BYTES].endswith(b"\nAllow: /pu")
-    text = decode_body(body, ROBOTS_MAX_BYTES)
-    assert len(text.encode()) <= ROBOTS_MAX_BYTES and text.endswith("\n")
-    assert "Allow: /pu" not in text  # a cut line could allow more than it says
-    assert not verdict(200, body).allows("http://h/a", "crawlproj")
-
-
-def test_redirect_helper() -> None:
-    assert MAX_REDIRECTS == 5
-    url = "http://h/robots.txt"
-    assert next_redirect(url, 301, {"Location": "/r.txt"}) == "http://h/r.txt"
-    assert next_redirect(url, 308, {"location": "https://o/robots.txt"}) == "https://o/robots.txt"
-    assert next_redirect(url, 302, {}) is None
-    assert next_redirect(url, 200, {"Location": "/x"}) is None
-
-
-# --- policy settings -------------------------------------------------------------------------
+# --- policy settings (every bad value: tests/unit/test_config.py) ---------------------------
 
 
 def test_policy_from_settings() -> None:
-    policy = RobotsPolicy.from_settings(
-        {"ROBOTS_USER_AGENT": "MyBot", "ROBOTS_CACHE_TTL": "3600", "ROBOTS_MAX_BYTES": 600000}
-    )
+    values = {"ROBOTS_USER_AGENT": "MyBot", "ROBOTS_CACHE_TTL": "3600", "ROBOTS_MAX_BYTES": 600000}
+    policy = RobotsPolicy.from_settings(project_settings(values))
     assert (policy.user_agent_token, policy.cache_ttl, policy.max_bytes) == ("MyBot", 3600, 600000)
-    assert RobotsPolicy.from_settings({}) == RobotsPolicy()
-
-
-@pytest.mark.parametrize(
-    ("name", "value"),
-    [
-        ("ROBOTS_USER_AGENT", "crawlproj/1.0"),
-        ("ROBOTS_CACHE_TTL", "forever"),
-        ("ROBOTS_ERROR_TTL", 0),
-        ("ROBOTS_MAX_ERROR_TTL", 60),  # below ROBOTS_ERROR_TTL's default 600
-        ("ROBOTS_MAX_BYTES", 1000),  # RFC 9309 2.5: at least 500 KiB
-        ("ROBOTS_FETCH_TIMEOUT", math.inf),
-    ],
-)
-def test_policy_names_the_bad_setting(name: str, value: object) -> None:
-    with pytest.raises(ValueError, match=name):
-        RobotsPolicy.from_settings({name: value})
-
-
-# --- JSON ------------------------------------------------------------------------------------
-
-
-def test_verdict_json_round_trip() -> None:
-    v = verdict(200, b"User-agent: *\nDisallow: /\xc3\xa4\nCrawl-delay: 2\nSitemap: https://h/s\n")
-    assert v.allows("http://h/b", "crawlproj")  # fills the matcher cache, not serialised
-    back = RobotsVerdict.from_json(v.to_json())
-    assert back == v and back.sitemaps == ("https://h/s",) and back.crawl_delay == 2.0
-    assert not back.allows("http://h/ä", "crawlproj")
-    for status in (404, 503, 0):
-        assert RobotsVerdict.from_json(verdict(status).to_json()) == verdict(status)
-    with pytest.raises(ValueError):
-        RobotsVerdict.from_json('{"kind": "rules"}')
-    with pytest.raises(ValueError):
-        RobotsVerdict.from_json(v.to_json().replace('"rules"', '"maybe"'))
-
-
-# --- origins ---------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("url", "origin"),
-    [
-        ("http://Example.COM/a?b", "http://example.com"),
-        ("http://example.com:80/", "http://example.com"),
-        ("https://example.com:443/x", "https://example.com"),
-        ("https://example.com:80/x", "https://example.com:80"),
-        ("http://user:pw@example.com:8080/", "http://example.com:8080"),
-        ("http://[::1]:8000/x", "http://[::1]:8000"),
-        ("http://bücher.example/", "http://xn--bcher-kva.example"),
-        ("HTTP://example.com./", "http://example.com"),
-    ],
-)
-def test_origin_of(url: str, origin: str) -> None:
-    assert origin_of(url) == origin
-
-
-def test_origin_helpers() -> None:
-    with pytest.raises(ValueError):
-        origin_of("/relative/path")
-    assert robots_url("https://h:8443") == "https://h:8443/robots.txt"
-
-
-# --- sitemaps --------------------------------------------------------------------------------
-
-URLSET = b"""<?xml version="1.0" encoding="UTF-8"?>
-<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
-  <url><loc>https://h/a</loc><lastmod>2024-05-01</lastmod></url>
-  <url><loc> /b </loc></url>
-  <url><lastmod>2024-01-01</lastmod></url>
-  <!-- a comment -->
-  <url><loc>javascript:alert(1)</loc></url>
-</urlset>"""
-INDEX = b"""<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
-  <sitemap><loc>https://h/s1.xml.gz</loc><lastmod>2024-05-01</lastmod></sitemap>
-  <sitemap><loc>https://h/s2.xml</loc></sitemap>
-</sitemapindex>"""
-
-
-def test_sitemap_urlset() -> None:
-    pages, nested = parse_sitemap(URLSET, "https://h/sitemap.xml")
-    assert pages == [("https://h/a", "2024-05-01"), ("https://h/b", None)]
-    assert nested == []
-
-
-def test_sitemap_index() -> None:
-    assert parse_sitemap(INDEX, "https://h/sitemap.xml") == (
-        [],
-        ["https://h/s1.xml.gz", "https://h/s2.xml"],
-    )
-
-
-def test_sitemap_gzip_by_magic_bytes_and_multi_member() -> None:
-    body = gzip.compress(URLSET[:100]) + gzip.compress(URLSET[100:])
-    assert parse_sitemap(body, "https://h/s")[0] == parse_sitemap(URLSET, "https://h/s")[0]
-
-
-def test_gzip_bomb_is_refused() -> None:
-    bomb = gzip.compress(b"<urlset>" + b" " * (60 * 1024 * 1024), compresslevel=9)
-    assert len(bomb) < 100_000
-    with pytest.raises(SitemapTooLarge):
-        parse_sitemap(bomb, "https://h/s.xml.gz")
-    with pytest.raises(SitemapTooLarge):
-        parse_sitemap(gzip.compress(b"x" * 2000), "https://h/s", max_bytes=1000)
-    with pytest.raises(SitemapTooLarge):
-        parse_sitemap(b"x" * 2000, "https://h/s", max_bytes=1000)
-
-
-def test_corrupt_gzip_is_a_value_error() -> None:
-    with pytest.raises(ValueError):
-        parse_sitemap(gzip.compress(b"x")[:10] + b"\xff" * 20, "https://h/s")
-
-
-def test_text_sitemap() -> None:
-    body = b"\xef\xbb\xbfhttps://h/a\r\n\nhttp://h/b?x=1\nnot a url\n/relative\n"
-    assert parse_sitemap(body, "https://h/s.txt") == (
-        [("https://h/a", None), ("http://h/b?x=1", None)],
-        [],
-    )
-
-
-def test_xml_entities_are_not_expanded_nor_fetched(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    secret = tmp_path / "secret.txt"
-    secret.write_text("TOPSECRET")
-    xxe = (
-        f'<?xml version="1.0"?><!DOCTYPE u [<!ENTITY x SYSTEM "file://{secret}">'
-        '<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]>'
-        "<urlset><url><loc>https://h/&x;&b;</loc></url></urlset>"
-    ).encode()
-    pages, _ = parse_sitemap(xxe, "https://h/s.xml")
-    assert all("TOPSECRET" not in loc and "aaaa" not in loc for loc, _ in pages)
-
-
-def test_garbage_sitemap_yields_nothing() -> None:
-    assert parse_sitemap(b"<html><body>oops</body></html>", "https://h/s") == ([], [])
-    assert parse_sitemap(b"", "https://h/s") == ([], [])
-    assert parse_sitemap(b"<", "https://h/s") == ([], [])
+    assert RobotsPolicy.from_settings(project_settings()) == RobotsPolicy()
