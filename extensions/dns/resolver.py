@@ -77,11 +77,13 @@ class _PolicyReceiver:
         self.receiver.resolutionBegan(resolution)
 
     def addressResolved(self, address: IAddress) -> None:
-        reason = self.policy.refusal(address.host)  # type: ignore[attr-defined]
+        # Resolvers answer with IP addresses; anything else has no IP to allow ("invalid").
+        ip = address.host if isinstance(address, IPv4Address | IPv6Address) else str(address)
+        reason = self.policy.refusal(ip)
         if reason is None:
             self.receiver.addressResolved(address)
         else:
-            logger.warning("Refusing %s -> %s (%s)", self.host, address.host, reason)  # type: ignore[attr-defined]
+            logger.warning("Refusing %s -> %s (%s)", self.host, ip, reason)
 
     def resolutionComplete(self) -> None:
         self.receiver.resolutionComplete()
