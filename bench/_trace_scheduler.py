@@ -3,8 +3,8 @@
     -s SCHEDULER=bench._trace_scheduler.TracingScheduler  (env BENCH_TRACE_FILE=path)
 
 Used by `bench_politeness.py --trace` to explain where time goes between an IP
-becoming due and its next fetch. Behaviour is unchanged: each method only records
-what it saw and calls the real one.
+becoming due and its next fetch. Behaviour is unchanged: each wrapper only records
+what it saw and calls the real method of the scheduler or its collaborators.
 """
 
 from __future__ import annotations
@@ -26,19 +26,26 @@ class TracingScheduler(FrontierScheduler):
     def _t(self, event: str, **data: Any) -> None:
         self._trace.write(json.dumps({"t": time.time(), "ev": event, **data}) + "\n")
 
-    def _kick_lease(self) -> None:
-        busy = self._lease_task is not None
-        super()._kick_lease()
-        self._t("kick", ignored=busy, buffer=len(self._buffer))
+    async def _open(self, spider: Any) -> None:
+        await super()._open(spider)
+        self._trace_leases()
+        self._trace_wakes()
+        self._trace_flushes()
 
-    async def _lease(self) -> None:
-        assert self.frontier is not None
-        original = self.frontier.lease
+    def _trace_leases(self) -> None:
+        session = self.session
+        loop, book, frontier = session.leasing, session.book, session.frontier
+        kick, lease, frontier_lease = loop.kick, loop.lease, frontier.lease
         seen: dict[str, Any] = {}
 
-        async def lease(n: int) -> Any:
+        def traced_kick() -> None:
+            busy = loop.leasing is not None
+            kick()
+            self._t("kick", ignored=busy, buffer=len(book.buffer))
+
+        async def traced_frontier_lease(n: int) -> Any:
             t = time.time()
-            reply = await original(n)
+            reply = await frontier_lease(n)
             seen.update(
                 want=n,
                 sent=t,
@@ -49,22 +56,47 @@ class TracingScheduler(FrontierScheduler):
             )
             return reply
 
-        self.frontier.lease = lease  # type: ignore[method-assign]
-        try:
-            await super()._lease()
-        finally:
-            self.frontier.lease = original  # type: ignore[method-assign]
-            active = len(self.crawler.engine.downloader.active)  # type: ignore[union-attr]
-            self._t("lease", active=active, buffer=len(self._buffer), wake_at=self._wake_at, **seen)
+        async def traced_lease() -> None:
+            seen.clear()
+            frontier.lease = traced_frontier_lease  # type: ignore[method-assign]
+            try:
+                await lease()
+            finally:
+                frontier.lease = frontier_lease  # type: ignore[method-assign]
+                active = len(self.crawler.engine.downloader.active)
+                wake_at = loop.timer.wake_at
+                self._t("lease", active=active, buffer=len(book.buffer), wake_at=wake_at, **seen)
 
-    def _schedule_wake(self, at: float) -> None:
-        before = self._wake_at
-        super()._schedule_wake(at)
-        self._t("schedule_wake", at=at, previous=before, now_set=self._wake_at)
+        loop.kick = traced_kick  # type: ignore[method-assign]
+        loop.lease = traced_lease  # type: ignore[method-assign]
 
-    def _on_wake(self) -> None:
-        self._t("on_wake")
-        super()._on_wake()
+    def _trace_wakes(self) -> None:
+        timer = self.session.leasing.timer
+        schedule = timer.schedule
+
+        def traced_schedule(at: float) -> None:
+            before = timer.wake_at
+            schedule(at)
+            self._t("schedule_wake", at=at, previous=before, now_set=timer.wake_at)
+
+        def traced_on_wake() -> None:
+            self._t("on_wake")
+            self.session.leasing.kick()  # looked up now: the traced kick
+
+        timer.schedule = traced_schedule  # type: ignore[method-assign]
+        timer.on_wake = traced_on_wake
+
+    def _trace_flushes(self) -> None:
+        batches = self.session.batches
+        flush = batches.flush
+
+        async def traced_flush() -> None:
+            admits, events = len(batches.admits), len(batches.events)
+            t = time.time()
+            await flush()
+            self._t("flush", admits=admits, events=events, took=time.time() - t)
+
+        batches.flush = traced_flush  # type: ignore[method-assign]
 
     def next_request(self) -> Any:
         request = super().next_request()
@@ -75,9 +107,3 @@ class TracingScheduler(FrontierScheduler):
     def download_done(self, request: Any, *args: Any, **kwargs: Any) -> None:
         self._t("done", ip=request.meta.get("frontier_ip"), url=request.url)
         super().download_done(request, *args, **kwargs)
-
-    async def _flush(self) -> None:
-        admits, events = len(self._admit_batch), len(self._events)
-        t = time.time()
-        await super()._flush()
-        self._t("flush", admits=admits, events=events, took=time.time() - t)

@@ -15,13 +15,12 @@ from twisted.internet.error import TCPTimedOutError
 from twisted.internet.error import TimeoutError as TxTimeoutError
 
 from extensions.fetch.http_dates import http_time
+from extensions.frontier.scheduler import frontier_scheduler
 
 if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
     from scrapy.http import Response
-
-    from extensions.frontier.scheduler import FrontierScheduler
 
 # Scrapy 2.19 wraps Twisted's timeouts in DownloadTimeoutError; both are listed.
 _TIMEOUTS = (DownloadTimeoutError, TxTimeoutError, TCPTimedOutError, TimeoutError)
@@ -48,19 +47,14 @@ class FrontierDownloaderMiddleware:
     def from_crawler(cls, crawler: Crawler) -> FrontierDownloaderMiddleware:
         return cls(crawler)
 
-    def _scheduler(self) -> FrontierScheduler | None:
-        slot = getattr(self.crawler.engine, "_slot", None)
-        scheduler = getattr(slot, "scheduler", None)
-        return scheduler if hasattr(scheduler, "download_done") else None
-
     def process_response(self, request: Request, response: Response) -> Response:
-        scheduler = self._scheduler()
+        scheduler = frontier_scheduler(self.crawler)
         if scheduler is not None:
             retry_after = retry_after_seconds(response.headers.get(b"Retry-After"))
             scheduler.download_done(request, response.status, retry_after)
         return response
 
     def process_exception(self, request: Request, exception: Exception) -> None:
-        scheduler = self._scheduler()
+        scheduler = frontier_scheduler(self.crawler)
         if scheduler is not None:
             scheduler.download_done(request, timeout=isinstance(exception, _TIMEOUTS))

@@ -267,9 +267,13 @@ def crawl_shards(client: Redis | RedisCluster, crawl: str, configured: int) -> i
 
 
 def open_frontier(
-    client: AsyncRedis, keys: ShardedKeys, config: FrontierConfig, poll_interval: float = 1.0
+    client: AsyncRedis,
+    keys: ShardedKeys,
+    config: FrontierConfig,
+    poll_interval: float = 1.0,
+    clock: Callable[[], float] = time.time,
 ) -> Frontier | ShardedFrontier:
     """One shard is the plain Frontier on the crawl's own keys (a single Redis)."""
     if keys.count == 1:
-        return Frontier(client, keys.shard(0), config)
-    return ShardedFrontier(client, keys, config, poll_interval=poll_interval)
+        return Frontier(client, keys.shard(0), config, clock)
+    return ShardedFrontier(client, keys, config, clock, poll_interval=poll_interval)

@@ -47,6 +47,7 @@ from twisted.web.server import Site
 
 from extensions.config import STRINGS, Setting, Table, at_least, between, read, satisfies
 from extensions.fetch.gaps import GapTracker, request_ip
+from extensions.frontier.scheduler import frontier_scheduler
 from extensions.observe.metrics_stats import StatsView
 from extensions.state.connection import AnyAsyncRedis, as_str, map_slots, redis_lifecycle
 
@@ -256,7 +257,7 @@ class CrawlMetrics:
     # ---- crawl-wide counters from Redis ----------------------------------------------
 
     def spider_opened(self, spider: Spider) -> None:
-        scheduler = getattr(getattr(self.crawler.engine, "_slot", None), "scheduler", None)
+        scheduler = frontier_scheduler(self.crawler)
         frontier = getattr(scheduler, "frontier", None)
         if frontier is None or self.config.redis_interval <= 0:
             self.stats.set_value("metrics/redis_counters", "off")

@@ -1,0 +1,69 @@
+"""The operator's URL blocklist, read from Redis while the crawl runs.
+
+`scrapy block` adds rules to the crawl's blocklist set while workers crawl, so each
+worker re-reads it every URL_BLOCKLIST_REFRESH seconds and swaps the compiled rules
+into its Admission whole. An invalid rule keeps the previous rules (one error line,
+stat frontier/blocklist/invalid) rather than letting everything through.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from extensions.admission.filters import compile_block_rules
+from extensions.state.connection import as_str
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from scrapy.statscollectors import StatsCollector
+
+    from extensions.admission.admit import Admission
+    from extensions.state.connection import AnyAsyncRedis
+
+logger = logging.getLogger(__name__)
+
+
+class BlocklistRefresh:
+    def __init__(
+        self,
+        *,
+        redis: AnyAsyncRedis,
+        key: str,
+        admission: Admission,
+        stats: StatsCollector,
+        clock: Callable[[], float],
+        refresh_s: float,
+    ) -> None:
+        self.redis = redis
+        self.key = key
+        self.admission = admission
+        self.stats = stats
+        self.clock = clock
+        self.refresh_s = refresh_s
+        self._due_at = 0.0
+        self._lines: list[str] | None = None  # the rules in force; None = never read
+
+    async def add(self, rules: list[str]) -> None:
+        """URL_BLOCKLIST: the settings' rules join the shared set at open."""
+        if rules:
+            await self.redis.sadd(self.key, *rules)
+
+    async def refresh_if_due(self) -> None:
+        if self.clock() >= self._due_at:
+            await self.refresh()
+
+    async def refresh(self) -> None:
+        self._due_at = self.clock() + self.refresh_s
+        lines = sorted(as_str(m) for m in await self.redis.smembers(self.key))
+        if lines == self._lines:
+            return
+        self._lines = lines
+        try:
+            self.admission.block_rules = compile_block_rules(lines)
+        except ValueError as exc:
+            logger.error("Blocklist not updated: %s", exc)
+            self.stats.inc_value("frontier/blocklist/invalid")
+            return
+        logger.info("Blocklist: %d rules", len(lines))

@@ -1,0 +1,165 @@
+"""Admissions and download outcomes, batched: one Redis round trip per batch.
+
+The engine calls enqueue_request and the download hooks synchronously and often, so
+they only append here; a background flush loop sends what has gathered (admits
+first, so a page's outlinks are queued before its lease is acked), and keeps
+flushing while more arrives during a round trip.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import TYPE_CHECKING
+
+from redis.exceptions import RedisError
+
+from extensions.admission.admit import Rejected
+from extensions.admission.records import RecordError
+from extensions.fetch.http_dates import w3c_time
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from scrapy import Request, Spider
+
+    from extensions.admission.admit import Admission
+    from extensions.admission.records import AdmitItem
+    from extensions.admission.seen import UrlSeen
+    from extensions.frontier.background import Background
+    from extensions.frontier.core import DownloadEvent, Frontier, FrontierReply
+    from extensions.frontier.parked import ParkedHosts
+    from extensions.frontier.sharded import ShardedFrontier
+    from extensions.recrawl.feeder import RecrawlFeeder
+
+logger = logging.getLogger(__name__)
+
+
+class Batches:
+    def __init__(
+        self,
+        *,
+        frontier: Frontier | ShardedFrontier,
+        spider: Spider,
+        admission: Admission,
+        seen: UrlSeen,
+        background: Background,
+        note: Callable[[FrontierReply], None],
+        parked: ParkedHosts,
+        feeder: RecrawlFeeder | None,
+        on_recrawl_due: Callable[[], None],
+        clock: Callable[[], float],
+    ) -> None:
+        self.frontier = frontier
+        self.spider = spider
+        self.admission = admission
+        self.seen = seen
+        self.background = background
+        self.stats = background.stats
+        self.note = note
+        self.parked = parked
+        self.feeder = feeder  # None when RECRAWL_ENABLED is off: no lastmod hints
+        self.on_recrawl_due = on_recrawl_due
+        self.clock = clock
+        self.admits: list[AdmitItem] = []
+        self.events: list[DownloadEvent] = []
+        self.lastmod_hints: list[tuple[str, float]] = []  # (seen key, sitemap <lastmod>)
+        self.flushing: asyncio.Task[None] | None = None  # the flush loop, while it runs
+
+    @property
+    def pending(self) -> bool:
+        return bool(self.admits or self.events)
+
+    def enqueue(self, request: Request) -> bool:
+        """Queue `request` for the next admit batch; False when admission rejects it."""
+        try:
+            item = self.admission.item(request, self.spider)
+        except Rejected as exc:
+            self.stats.inc_value(f"frontier/rejected/{exc.reason}")
+            return False
+        except RecordError as exc:
+            logger.error("Not queued: %s", exc)
+            self.stats.inc_value("frontier/rejected/unstorable")
+            return False
+        self.admits.append(item)
+        lastmod = w3c_time(request.meta.get("lastmod"))
+        if lastmod is not None and self.feeder is not None and item.seen_key:
+            self.lastmod_hints.append((item.seen_key, lastmod))
+        self.stats.inc_value("frontier/enqueued")
+        self.kick()
+        return True
+
+    def report(self, event: DownloadEvent) -> None:
+        self.events.append(event)
+        self.kick()
+
+    def clear(self) -> None:
+        self.admits.clear()
+        self.events.clear()
+
+    def kick(self) -> None:
+        if self.flushing is None:
+            self.flushing = self.background.spawn(self._flush_loop())
+
+    async def wait(self) -> None:
+        if self.flushing is not None:
+            with contextlib.suppress(Exception):
+                await self.flushing
+
+    async def _flush_loop(self) -> None:
+        try:
+            while self.admits or self.events:
+                await self.background.guarded(self.flush())
+        finally:
+            self.flushing = None
+            self.background.wake_engine()
+
+    async def flush(self) -> None:
+        """One round trip per non-empty batch: admits, lastmod hints, then events."""
+        if self.admits:
+            await self._send_admits()
+        if self.lastmod_hints and self.feeder is not None:
+            await self._send_hints(self.feeder)
+        if self.events:
+            events, self.events = self.events, []
+            self.stats.inc_value("frontier/round_trips/report")
+            try:
+                reply = await self.frontier.report(events)
+            except RedisError:
+                self.events[:0] = events  # keep order; retried by the loop
+                raise
+            self.note(reply)
+
+    async def _send_admits(self) -> None:
+        batch, self.admits = self._drop_seen_locally(self.admits), []
+        self.stats.inc_value("frontier/round_trips/admit")
+        try:
+            reply = await self.frontier.admit(batch)
+        except RedisError:
+            self.admits[:0] = batch  # keep order; retried by the loop
+            raise
+        # Every key sent is in the exact set now, admitted or confirmed seen.
+        self.seen.record([item.seen_key for item in batch if item.seen_key])
+        self.note(reply)
+        for reason, count in (reply.extra.get("refused") or {}).items():
+            self.stats.inc_value(f"frontier/rejected/{reason}", count)
+        self.stats.inc_value("frontier/admitted", reply.extra.get("admitted", 0))
+        self.stats.inc_value("frontier/duplicate", reply.extra.get("duplicate", 0))
+        self.parked.resolve_all(reply.extra.get("parked") or [])
+
+    async def _send_hints(self, feeder: RecrawlFeeder) -> None:
+        hints, self.lastmod_hints = self.lastmod_hints, []
+        moved = await feeder.store.hint_lastmod(hints, self.clock())
+        self.stats.inc_value("recrawl/lastmod_due", moved)
+        if moved:
+            feeder.due_changed()
+            self.on_recrawl_due()
+
+    def _drop_seen_locally(self, batch: list[AdmitItem]) -> list[AdmitItem]:
+        """URL-seen's local side: drop keys this worker already had confirmed by Redis
+        (or, with SEEN_EXACT off, every Bloom hit) before the round trip."""
+        send, dropped = self.seen.split([item.seen_key for item in batch])
+        if dropped:
+            self.stats.inc_value("frontier/duplicate", len(dropped))
+        return batch if not dropped else [batch[i] for i in send]

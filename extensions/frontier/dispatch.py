@@ -1,0 +1,163 @@
+"""Gates a leased request passes on its way out of the frontier.
+
+Operator blocks first (what was queued before a host was blocked is dropped, never
+fetched), then robots.txt: a page of an origin whose verdict is unknown spends its
+lease on the origin's robots.txt (same IP, same delay) and goes back to the head of
+its queue; an unavailable robots.txt blocks the IP until the verdict expires. A
+dropped request is acked uncharged; a released one is handed back unfetched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import TYPE_CHECKING, Any
+
+from scrapy import Request
+
+from extensions.admission.filters import host_of
+from extensions.frontier.core import DownloadEvent
+from extensions.robots.cache import origin_of, robots_url
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from scrapy import Spider
+
+    from extensions.admission.admit import Admission
+    from extensions.frontier.background import Background
+    from extensions.frontier.batching import Batches
+    from extensions.frontier.core import Frontier
+    from extensions.frontier.feeding import RecrawlFeeding
+    from extensions.frontier.leases import LeaseBook
+    from extensions.frontier.sharded import ShardedFrontier
+    from extensions.robots.gate import RobotsGate
+
+
+class Dispatch:
+    def __init__(
+        self,
+        *,
+        frontier: Frontier | ShardedFrontier,
+        spider: Spider,
+        book: LeaseBook,
+        batches: Batches,
+        feeding: RecrawlFeeding,
+        admission: Admission,
+        robots: RobotsGate | None,
+        background: Background,
+        clock: Callable[[], float],
+        sitemaps: bool,
+        lowest_priority: int,
+    ) -> None:
+        self.frontier = frontier
+        self.spider = spider
+        self.book = book
+        self.batches = batches
+        self.feeding = feeding
+        self.admission = admission
+        self.robots = robots  # None when ROBOTS_ENABLED is off
+        self.background = background
+        self.stats = background.stats
+        self.clock = clock
+        self.sitemaps = sitemaps  # ROBOTS_SITEMAPS
+        self.lowest_priority = lowest_priority
+        self.robots_fetches: dict[str, asyncio.Task[None]] = {}  # lease id -> fetch
+
+    async def dispatch_all(self, requests: list[Request]) -> None:
+        if requests and self.robots is not None:
+            # Shared verdicts for every origin of the lease, in one round trip.
+            await self.robots.prefetch({origin_of(r.url) for r in requests})
+        for request in requests:
+            self.dispatch(request)
+
+    def dispatch(self, request: Request) -> None:
+        if self.admission.block_rules.match(request.url) is not None:
+            self.drop(request, "blocked")
+            return
+        robots = self.robots
+        if robots is None:
+            self.book.buffer.append(request)
+            return
+        origin = origin_of(request.url)
+        verdict = robots.verdict(origin)
+        if robots.gave_up(origin):
+            self.drop(request, "robots_unavailable")
+        elif verdict is None:
+            self._fetch_robots(robots, request, origin)
+        elif robots.unavailable(verdict):
+            self.release(request, block_until=verdict.expires_at)
+        elif robots.allows(verdict, request.url):
+            self.book.buffer.append(request)
+        else:
+            self.drop(request, "robots_forbidden")
+
+    def release(self, request: Request, block_until: float | None = None) -> None:
+        """Hand a leased request back to the head of its queue, unfetched; the IP is
+        blocked until `block_until` (robots.txt unavailable) when given."""
+        lease_id = request.meta["frontier_lease"]
+        self.book.forget(lease_id)
+        self.batches.report(
+            DownloadEvent("release", lease_id, self.clock(), block_until=block_until)
+        )
+
+    def drop(self, request: Request, reason: str) -> None:
+        """Ack a leased request that will not be fetched: the IP is freed uncharged."""
+        lease_id = request.meta["frontier_lease"]
+        self.book.forget(lease_id)
+        self.batches.report(DownloadEvent("ack", lease_id, self.clock()))
+        self.stats.inc_value(f"frontier/dropped/{reason}")
+        self.feeding.postpone(request)
+
+    async def cancel(self) -> None:
+        """Closing: robots.txt fetches in flight stop, their pages are released."""
+        for task in list(self.robots_fetches.values()):
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    def _fetch_robots(self, robots: RobotsGate, request: Request, origin: str) -> None:
+        """Spend this page's lease on the origin's robots.txt (same IP, same delay)."""
+        lease_id = request.meta["frontier_lease"]
+        ip = request.meta["frontier_ip"]
+        meta = {
+            "frontier_lease": lease_id,
+            "frontier_ip": ip,
+            "download_slot": ip,
+            "frontier_robots": origin,
+        }
+        task = self.background.spawn(self._robots_then_release(robots, request, origin, meta))
+        self.robots_fetches[lease_id] = task
+        task.add_done_callback(lambda _: self.robots_fetches.pop(lease_id, None))
+
+    async def _robots_then_release(
+        self, robots: RobotsGate, request: Request, origin: str, meta: dict[str, Any]
+    ) -> None:
+        lease_id, ip = meta["frontier_lease"], meta["frontier_ip"]
+        try:
+            fetch = await robots.fetch(self.background.engine, origin, robots_url(origin), meta)
+        except asyncio.CancelledError:
+            self.release(request)  # closing: the page goes back, the IP uncharged
+            raise
+        delay = robots.crawl_delay(fetch.verdict)
+        if delay is not None:
+            # Before the fetch is reported, so the next_fetch_at it sets includes it.
+            await self.background.guarded(self.frontier.set_ip_delay(ip, "crawl_delay", delay))
+        self.book.end_fetch(lease_id)
+        host = host_of(origin + "/")
+        self.batches.events.append(
+            DownloadEvent("done", lease_id, fetch.ended_at, fetch.status, host=host)
+        )
+        block = fetch.verdict.expires_at if robots.unavailable(fetch.verdict) else None
+        self.release(request, block_until=block)
+        self._queue_sitemaps(fetch.verdict.sitemaps)
+
+    def _queue_sitemaps(self, sitemaps: tuple[str, ...]) -> None:
+        """Sitemaps from robots.txt enter the frontier at the lowest priority."""
+        callback = getattr(self.spider, "parse_sitemap", None)
+        if not sitemaps or callback is None or not self.sitemaps:
+            return
+        for url in sitemaps:
+            meta = {"frontier_priority": self.lowest_priority, "sitemap": True}
+            self.batches.enqueue(Request(url, callback=callback, meta=meta))
+            self.stats.inc_value("robots/sitemaps_queued")

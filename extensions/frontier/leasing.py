@@ -1,0 +1,153 @@
+"""The lease loop that fills the local buffer (leases.py), and the wake timer.
+
+next_request never touches Redis: it hands out requests from a local buffer that a
+background lease refills (lease, not pop: DESIGN invariant 4). When nothing is ready,
+a timer wakes the engine when the ready heap's top (its next_fetch_at) comes due,
+instead of leaving it to the engine's 5 s heartbeat (DESIGN invariant 5).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import TYPE_CHECKING
+
+from extensions.admission.records import decode_request
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from scrapy import Request, Spider
+
+    from extensions.admission.blocklist import BlocklistRefresh
+    from extensions.frontier.background import Background
+    from extensions.frontier.core import Frontier, FrontierReply
+    from extensions.frontier.dispatch import Dispatch
+    from extensions.frontier.feeding import RecrawlFeeding
+    from extensions.frontier.leases import LeaseBook
+    from extensions.frontier.sharded import ShardedFrontier
+
+
+class WakeTimer:
+    """One timer for the earliest due time: Scrapy's `CallLaterOnce.schedule` ignores
+    a second call while one is pending, so the frontier keeps its own."""
+
+    def __init__(self, clock: Callable[[], float], on_wake: Callable[[], None]) -> None:
+        self.clock = clock
+        self.on_wake = on_wake
+        self.wake_at: float | None = None  # epoch seconds; None = not armed
+        self._handle: asyncio.TimerHandle | None = None
+
+    def schedule(self, at: float) -> None:
+        """Wake at `at` unless an earlier wake-up is armed already."""
+        if self.wake_at is not None and self.wake_at <= at:
+            return
+        self.cancel()
+        self.wake_at = at
+        delay = max(0.0, at - self.clock())
+        self._handle = asyncio.get_event_loop().call_later(delay, self._fire)
+
+    def cancel(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+        self._handle = None
+        self.wake_at = None
+
+    def _fire(self) -> None:
+        self._handle = None
+        self.wake_at = None
+        self.on_wake()
+
+
+class LeaseLoop:
+    def __init__(
+        self,
+        *,
+        frontier: Frontier | ShardedFrontier,
+        spider: Spider,
+        book: LeaseBook,
+        dispatch: Dispatch,
+        feeding: RecrawlFeeding,
+        blocklist: BlocklistRefresh,
+        background: Background,
+        note: Callable[[FrontierReply], None],
+        clock: Callable[[], float],
+        concurrency: int,
+        poll_interval_s: float,
+    ) -> None:
+        self.frontier = frontier
+        self.spider = spider
+        self.book = book
+        self.dispatch = dispatch
+        self.feeding = feeding
+        self.blocklist = blocklist
+        self.background = background
+        self.stats = background.stats
+        self.note = note
+        self.clock = clock
+        self.concurrency = concurrency  # CONCURRENT_REQUESTS
+        self.poll_interval_s = poll_interval_s
+        self.timer = WakeTimer(clock, self.kick)
+        self.leasing: asyncio.Task[None] | None = None  # the lease round trip in flight
+        self._again = False
+
+    def kick(self) -> None:
+        if self.background.closing:
+            return
+        if self.leasing is not None:
+            # A wake-up during a lease round trip must not be lost: lease again after.
+            self._again = True
+            return
+        self.leasing = self.background.spawn(self._lease_once())
+
+    async def wait(self) -> None:
+        if self.leasing is not None:
+            with contextlib.suppress(Exception):
+                await self.leasing
+
+    async def _lease_once(self) -> None:
+        try:
+            await self.background.guarded(self.lease())
+        finally:
+            self.leasing = None
+            if self._again:
+                self._again = False
+                self.kick()
+
+    async def lease(self) -> None:
+        """Lease what the downloader has room for, pass it through the gates into the
+        buffer, and arm the timer for the next due time."""
+        await self.feeding.feed_if_due()
+        active = len(self.background.engine.downloader.active)
+        want = self.concurrency - active - len(self.book.buffer)
+        if want <= 0:
+            return
+        await self.blocklist.refresh_if_due()
+        self.stats.inc_value("frontier/round_trips/lease")
+        reply = await self.frontier.lease(want)
+        self.note(reply)
+        await self.dispatch.dispatch_all([self._leased(*lease) for lease in reply.leases])
+        self.stats.inc_value("frontier/leased", len(reply.leases))
+        if reply.leases or (reply.remaining == 0 and not self.feeding.keeps_running()):
+            self.background.wake_engine()  # work to hand out, or the end to notice
+        # Armed even when this lease returned work: the next IP may come due before
+        # the engine asks again.
+        self.timer.schedule(self._next_wake(reply))
+
+    def _next_wake(self, reply: FrontierReply) -> float:
+        wake = [t for t in (reply.next_due, reply.next_expiry) if t is not None]
+        tick = self.feeding.next_tick()
+        if tick is not None:
+            wake.append(tick)
+        return min([*wake, self.clock() + self.poll_interval_s])
+
+    def _leased(self, lease_id: str, record: str) -> Request:
+        request = decode_request(record, self.spider)
+        ip = lease_id.rsplit("#", 1)[0]
+        request.meta["frontier_lease"] = lease_id
+        request.meta["frontier_ip"] = ip
+        # One downloader slot per IP: Scrapy then keeps at most one request per IP
+        # in flight in this process, and the frontier does it across processes.
+        request.meta["download_slot"] = ip
+        self.book.take(lease_id, request)
+        return request

@@ -1,0 +1,308 @@
+"""An open scheduler's collaborators, built together once the frontier is reachable.
+
+Settings are read and validated when Scrapy builds the scheduler (SchedulerSetup), so
+a bad value fails before the crawl starts; open() connects to Redis and builds
+every collaborator at once (FrontierSession), so none of them is ever half there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from redis.exceptions import RedisError
+from scrapy.exceptions import CloseSpider, NotConfigured
+
+from extensions.admission.admit import Admission, url_filter_from_settings
+from extensions.admission.blocklist import BlocklistRefresh
+from extensions.admission.canonical import (
+    DEFAULT_SESSION_PARAMS,
+    DEFAULT_TRACKING_PARAMS,
+    Canonicalizer,
+)
+from extensions.admission.filters import compile_block_rules
+from extensions.admission.seen import UrlSeen
+from extensions.dns.cache import DnsSettings, HostResolver
+from extensions.frontier.background import Background
+from extensions.frontier.batching import Batches
+from extensions.frontier.config import frontier_config, scheduler_settings
+from extensions.frontier.core import DownloadEvent
+from extensions.frontier.dispatch import Dispatch
+from extensions.frontier.ending import EndOfCrawl
+from extensions.frontier.feeding import RecrawlFeeding
+from extensions.frontier.leases import LeaseBook
+from extensions.frontier.leasing import LeaseLoop
+from extensions.frontier.parked import ParkedHosts
+from extensions.frontier.sharded import crawl_shards, open_frontier
+from extensions.recrawl.feeder import RecrawlFeeder
+from extensions.recrawl.state import RecrawlConfig, recrawl_store
+from extensions.robots.cache import RobotsCache
+from extensions.robots.gate import RobotsGate
+from extensions.robots.rules import RobotsPolicy
+from extensions.state.connection import (
+    RedisUnavailable,
+    data_dir_from_settings,
+    map_slots,
+    redis_lifecycle,
+)
+from extensions.state.keys import ShardedKeys
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from scrapy import Spider
+    from scrapy.core.engine import ExecutionEngine
+    from scrapy.crawler import Crawler
+    from scrapy.settings import BaseSettings
+
+    from extensions.frontier.config import SchedulerSettings
+    from extensions.frontier.core import Frontier, FrontierConfig, FrontierReply
+    from extensions.frontier.sharded import ShardedFrontier
+    from extensions.state.connection import AnyAsyncRedis
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class SchedulerSetup:
+    """What the scheduler builds from settings before Redis is there."""
+
+    config: FrontierConfig
+    opts: SchedulerSettings
+    resolver: HostResolver
+    admission: Admission
+    robots_policy: RobotsPolicy | None  # None when ROBOTS_ENABLED is off
+    block_rules: list[str]  # URL_BLOCKLIST, added to the crawl's blocklist at open
+    concurrency: int  # CONCURRENT_REQUESTS
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> SchedulerSetup:
+        settings = crawler.settings
+        config = frontier_config(settings)
+        opts = scheduler_settings(settings, config.priorities)
+        try:
+            resolver = HostResolver(DnsSettings.from_settings(settings), stats=crawler.stats)
+            url_filter = url_filter_from_settings(settings)
+            robots_enabled = settings.getbool("ROBOTS_ENABLED", True)
+            robots_policy = RobotsPolicy.from_settings(settings) if robots_enabled else None
+            block_rules = settings.getlist("URL_BLOCKLIST")
+            compile_block_rules(block_rules)
+            if settings.getbool("RECRAWL_ENABLED", True):  # validated up front
+                RecrawlConfig.from_settings(settings, config.priorities)
+        except ValueError as exc:
+            raise NotConfigured(str(exc)) from None
+        admission = Admission(
+            canonicalizer=_canonicalizer(settings),
+            url_filter=url_filter,
+            resolver=resolver,
+            default_priority=opts.default_priority,
+            priorities=config.priorities,
+            keep_referer=opts.keep_referer,
+        )
+        concurrency = settings.getint("CONCURRENT_REQUESTS", 16)
+        return cls(config, opts, resolver, admission, robots_policy, block_rules, concurrency)
+
+
+def _canonicalizer(settings: BaseSettings) -> Canonicalizer:
+    return Canonicalizer(
+        settings.getlist("URL_TRACKING_PARAMS", list(DEFAULT_TRACKING_PARAMS)),
+        settings.getlist("URL_SESSION_PARAMS", list(DEFAULT_SESSION_PARAMS)),
+    )
+
+
+@dataclass(frozen=True)
+class Opened:
+    """What open_session() connected or opened, before the collaborators exist."""
+
+    engine: ExecutionEngine
+    spider: Spider
+    frontier: Frontier | ShardedFrontier
+    seen: UrlSeen
+    robots: RobotsGate | None
+    feeder: RecrawlFeeder | None
+    blocklist_key: str
+
+
+class FrontierSession:
+    """Every collaborator of one open scheduler, wired together."""
+
+    def __init__(self, setup: SchedulerSetup, opened: Opened, clock: Callable[[], float]) -> None:
+        opts = setup.opts
+        self.frontier = opened.frontier
+        self.seen = opened.seen
+        self.clock = clock
+        self.stats = opened.engine.crawler.stats
+        self.background = Background(opened.engine, self.stats, opts.max_redis_failures)
+        self.book = LeaseBook()
+        self.parked = ParkedHosts(
+            frontier=self.frontier,
+            resolver=setup.resolver,
+            background=self.background,
+            note=self.note,
+            clock=clock,
+            retries=opts.dns_retries,
+            retry_delay_s=opts.dns_retry_delay,
+        )
+        self.ending = EndOfCrawl(self.frontier, self.background, self.note)
+        self.batches = Batches(
+            frontier=self.frontier,
+            spider=opened.spider,
+            admission=setup.admission,
+            seen=self.seen,
+            background=self.background,
+            note=self.note,
+            parked=self.parked,
+            feeder=opened.feeder,
+            on_recrawl_due=lambda: self.leasing.kick(),  # built below
+            clock=clock,
+        )
+        self.background.discard_on_close(self.batches.clear)
+        self.feeding = RecrawlFeeding(
+            feeder=opened.feeder, batches=self.batches, background=self.background, clock=clock
+        )
+        self.blocklist = BlocklistRefresh(
+            redis=self.frontier.redis,
+            key=opened.blocklist_key,
+            admission=setup.admission,
+            stats=self.stats,
+            clock=clock,
+            refresh_s=opts.blocklist_refresh,
+        )
+        self.dispatch = self._dispatch(setup, opened)
+        self.leasing = self._lease_loop(setup, opened)
+
+    def _dispatch(self, setup: SchedulerSetup, opened: Opened) -> Dispatch:
+        return Dispatch(
+            frontier=self.frontier,
+            spider=opened.spider,
+            book=self.book,
+            batches=self.batches,
+            feeding=self.feeding,
+            admission=setup.admission,
+            robots=opened.robots,
+            background=self.background,
+            clock=self.clock,
+            sitemaps=setup.opts.robots_sitemaps,
+            lowest_priority=setup.config.priorities - 1,
+        )
+
+    def _lease_loop(self, setup: SchedulerSetup, opened: Opened) -> LeaseLoop:
+        return LeaseLoop(
+            frontier=self.frontier,
+            spider=opened.spider,
+            book=self.book,
+            dispatch=self.dispatch,
+            feeding=self.feeding,
+            blocklist=self.blocklist,
+            background=self.background,
+            note=self.note,
+            clock=self.clock,
+            concurrency=setup.concurrency,
+            poll_interval_s=setup.opts.poll_interval,
+        )
+
+    def note(self, reply: FrontierReply) -> None:
+        """Every frontier reply passes here: counters, and the parked hosts it names."""
+        self.ending.saw(reply)
+        self.feeding.saw(reply)
+        self.stats.set_value("frontier/queued", reply.queued)
+        self.stats.set_value("frontier/leases", reply.leased)
+        # Parked hosts whose resolution is due, claimed for this worker (by a lease,
+        # or by a sharded frontier's counter refresh).
+        self.parked.resolve_all(reply.hosts)
+
+    async def close(self, reason: str) -> None:
+        self.background.closing = True
+        self.leasing.timer.cancel()
+        now = self.clock()
+        # Leases still buffered never reached the downloader: hand them back.
+        for lease_id in self.book.drain():
+            self.batches.events.append(DownloadEvent("release", lease_id, now))
+        await self.dispatch.cancel()
+        for task in (self.leasing.leasing, self.batches.flushing):
+            if task is not None:
+                with contextlib.suppress(Exception):
+                    await task
+        with contextlib.suppress(RedisError):
+            await self.batches.flush()
+        for name, value in (await self.frontier.stats()).items():
+            self.stats.set_value(f"frontier/redis/{name}", value)
+        await self.frontier.redis.aclose()
+        self.seen.close()
+        logger.info("Frontier closed (%s): %d leases unacked", reason, len(self.book.leases))
+
+
+async def open_session(
+    engine: ExecutionEngine, spider: Spider, setup: SchedulerSetup, clock: Callable[[], float]
+) -> FrontierSession:
+    """Connect to the crawl's frontier and build the session; CloseSpider (with a
+    one-line reason logged) when Redis or URL-seen cannot be used."""
+    crawler = engine.crawler
+    crawl = setup.opts.crawl_name or spider.name
+    client, shards = await _connect(crawler, crawl, setup.opts.shards)
+    sharded = ShardedKeys(crawl, shards)
+    keys = sharded.crawl_keys  # crawl-wide keys: blocklist, DNS, robots
+    frontier = open_frontier(client, sharded, setup.config, setup.opts.poll_interval, clock)
+    seen = _open_seen(crawler)
+    setup.resolver.redis, setup.resolver.redis_key = client, keys.dns
+    robots = _robots_gate(setup, client, keys.robots, crawler)
+    if robots is not None:
+        setup.admission.robots = robots
+    store = recrawl_store(crawler)
+    feeder = None
+    if store is not None:
+        await map_slots(store.redis)  # shared with the pipelines: map before they run
+        feeder = RecrawlFeeder(store, spider)
+    opened = Opened(engine, spider, frontier, seen, robots, feeder, keys.blocklist)
+    session = FrontierSession(setup, opened, clock)
+    await session.blocklist.add(setup.block_rules)
+    await session.blocklist.refresh()
+    logger.info(
+        "Frontier %s (%d shard(s)): delay %.2fs, %d back queues, lease TTL %.0fs",
+        keys.prefix,
+        shards,
+        setup.config.delay,
+        setup.config.back_queues,
+        setup.config.lease_ttl,
+    )
+    return session
+
+
+async def _connect(crawler: Crawler, crawl: str, configured: int) -> tuple[AnyAsyncRedis, int]:
+    lifecycle = redis_lifecycle(crawler)
+    try:
+        client = await map_slots(lifecycle.async_client())
+        return client, crawl_shards(lifecycle.client, crawl, configured)
+    except (RedisUnavailable, RedisError) as exc:
+        logger.error("%s", exc)
+        raise CloseSpider("redis_unavailable") from None
+    except ValueError as exc:
+        logger.error("%s", exc)
+        raise CloseSpider("frontier_shards") from None
+
+
+def _open_seen(crawler: Crawler) -> UrlSeen:
+    """URL-seen's files live in CRAWL_DATA_DIR."""
+    settings = crawler.settings
+    try:
+        return UrlSeen.from_settings(settings, data_dir_from_settings(settings), crawler.stats)
+    except (ValueError, RuntimeError) as exc:
+        logger.error("URL-seen: %s", exc)
+        raise CloseSpider("seen_unavailable") from None
+
+
+def _robots_gate(
+    setup: SchedulerSetup, client: AnyAsyncRedis, key: Callable[[str], str], crawler: Crawler
+) -> RobotsGate | None:
+    if setup.robots_policy is None:
+        return None
+    return RobotsGate(
+        setup.robots_policy,
+        RobotsCache(client, key),
+        crawler.stats,
+        hop_delay=setup.config.delay,
+        max_crawl_delay=setup.opts.robots_max_crawl_delay,
+        max_error_retries=setup.opts.robots_max_error_retries,
+    )
