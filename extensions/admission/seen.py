@@ -192,10 +192,10 @@ class UrlSeen:
         worker_id: str = "",
     ) -> UrlSeen:
         """Reads and validates SEEN_*; a non-empty `worker_id` overrides SEEN_WORKER_ID."""
-        config = SeenConfig.from_settings(settings)
-        if worker_id:
-            config = dataclasses.replace(config, worker_id=worker_id)
-        return cls(config, data_dir, stats)
+        if worker_id:  # checked like the setting it overrides
+            settings = settings.copy()
+            settings.set("SEEN_WORKER_ID", worker_id, priority="cmdline")
+        return cls(SeenConfig.from_settings(settings), data_dir, stats)
 
     # -- the two calls the frontier makes per batch -----------------------------------
 

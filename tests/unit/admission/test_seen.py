@@ -300,6 +300,11 @@ def test_invalid_setting_names_the_setting(data_dir: Path, name: str, value: obj
         UrlSeen.from_settings(project_settings({name: value}), data_dir)
 
 
+def test_a_worker_id_override_is_checked_like_the_setting(data_dir: Path) -> None:
+    with pytest.raises(ValueError, match=r"^SEEN_WORKER_ID must be .*, not '\.\./w0'$"):
+        UrlSeen.from_settings(project_settings(), data_dir, worker_id="../w0")
+
+
 def test_defaults_are_settings_py() -> None:
     assert SeenConfig.from_settings(project_settings()) == SeenConfig()
 
