@@ -1,0 +1,193 @@
+"""FrontierScheduler's API and its collaborators on a real Redis and a virtual clock."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import pytest
+from scrapy import Request
+
+from extensions.frontier.middleware import FrontierDownloaderMiddleware
+from extensions.frontier.scheduler import frontier_scheduler
+from tests.unit.frontier.scheduler_harness import (
+    VirtualClock,
+    close,
+    lease_now,
+    open_scheduler,
+    settings_for,
+    settle,
+    until,
+)
+
+
+@pytest.fixture
+def settings(redis_url: str, redis_client, data_dir: Path):
+    def make(**values):
+        return settings_for(redis_url, data_dir, **values)
+
+    return make
+
+
+def test_admissions_go_in_one_batch_and_are_counted(settings) -> None:
+    async def go():
+        scheduler, _, _ = await open_scheduler(settings(), VirtualClock())
+        urls = [
+            "http://127.0.0.1/a",
+            "http://127.0.0.1/b",
+            "http://127.0.0.1/a",
+            "http://127.0.0.1/" + "x" * 2000,
+        ]
+        queued = [scheduler.enqueue_request(Request(url)) for url in urls]
+        pending = scheduler.session.batches.pending
+        await settle(scheduler.session)
+        stats = scheduler.stats.get_stats()
+        await close(scheduler)
+        return queued, pending, stats
+
+    queued, pending, stats = asyncio.run(go())
+    assert queued == [True, True, True, False]
+    assert pending  # nothing left for Redis inside enqueue_request
+    assert stats["frontier/rejected/filter/length"] == 1
+    assert stats["frontier/enqueued"] == 3
+    assert stats["frontier/round_trips/admit"] == 1
+    assert stats["frontier/admitted"] == 2
+    assert stats["frontier/duplicate"] == 1
+    assert stats["frontier/queued"] == 2
+
+
+def test_a_lease_is_buffered_then_handed_out_and_acked_when_finished(settings) -> None:
+    async def go():
+        scheduler, engine, _ = await open_scheduler(settings(), VirtualClock())
+        scheduler.enqueue_request(Request("http://127.0.0.1/page"))
+        await settle(scheduler.session)
+        assert scheduler.next_request() is None  # nothing leased yet: a lease is kicked
+        await settle(scheduler.session)
+        buffered = len(scheduler.session.book.buffer)
+        wakes = engine._slot.wakes
+        request = scheduler.next_request()
+        assert request is not None
+        engine._slot.remove_request(request)  # the engine is done with it: hooked
+        await settle(scheduler.session)
+        held = dict(scheduler.session.book.leases)
+        stats = scheduler.stats.get_stats()
+        await close(scheduler)
+        return buffered, wakes, request, held, stats
+
+    buffered, wakes, request, held, stats = asyncio.run(go())
+    assert buffered == 1
+    assert wakes >= 1  # the lease woke the engine instead of its heartbeat
+    assert request.url == "http://127.0.0.1/page"
+    assert request.meta["frontier_ip"] == "127.0.0.1"
+    assert request.meta["download_slot"] == "127.0.0.1"
+    assert request.meta["frontier_lease"].startswith("127.0.0.1#")
+    assert held == {}
+    assert stats["frontier/dispatched"] == 1
+    assert stats["frontier/leases"] == 0
+
+
+def test_the_wake_timer_is_set_for_the_ready_heaps_top(settings) -> None:
+    async def go():
+        clock = VirtualClock()
+        scheduler, _, _ = await open_scheduler(settings(FRONTIER_DELAY=5.0), clock)
+        for path in ("one", "two"):
+            scheduler.enqueue_request(Request(f"http://127.0.0.1/{path}"))
+        [first] = await lease_now(scheduler)
+        clock.now += 0.5  # the fetch took half a second
+        scheduler.download_done(first, 200)
+        scheduler.request_finished(first)
+        await settle(scheduler.session)
+        done_at = clock.now
+        early = await lease_now(scheduler)
+        wake_at = scheduler.session.leasing.timer.wake_at
+        clock.now = done_at + 5.0
+        due = await lease_now(scheduler)
+        await close(scheduler)
+        return done_at, early, wake_at, due
+
+    done_at, early, wake_at, due = asyncio.run(go())
+    assert early == []  # the IP owes its delay (DESIGN invariant 2)
+    assert wake_at == pytest.approx(done_at + 5.0)  # not the 60 s poll interval
+    assert [r.url for r in due] == ["http://127.0.0.1/two"]
+
+
+def test_an_unknown_origin_spends_the_lease_on_robots_txt(settings) -> None:
+    robots = "User-agent: *\nDisallow: /private\nCrawl-delay: 7\nSitemap: http://127.0.0.1/sm.xml\n"
+
+    async def go():
+        clock = VirtualClock(start=time.time())
+        scheduler, engine, _ = await open_scheduler(settings(ROBOTS_ENABLED=True), clock)
+        engine.pages["http://127.0.0.1/robots.txt"] = (200, robots)
+        scheduler.enqueue_request(Request("http://127.0.0.1/page"))
+        handed = await lease_now(scheduler)
+        frontier = scheduler.session.frontier
+        crawl_delay = await frontier.redis.hget(frontier.keys.ip_state("127.0.0.1"), "crawl_delay")
+        stats = scheduler.stats.get_stats()
+        queued = stats["frontier/queued"]
+        await close(scheduler)
+        return handed, engine.downloads, crawl_delay, stats, queued
+
+    handed, downloads, crawl_delay, stats, queued = asyncio.run(go())
+    assert handed == []  # the page waits for its verdict
+    [fetch] = downloads
+    assert fetch.url == "http://127.0.0.1/robots.txt"
+    assert fetch.meta["frontier_robots"] == "http://127.0.0.1"
+    assert fetch.meta["download_slot"] == "127.0.0.1"
+    assert fetch.meta["frontier_lease"].startswith("127.0.0.1#")
+    assert float(crawl_delay) == 7.0
+    assert stats["robots/sitemaps_queued"] == 1
+    assert queued == 2  # the page is back in its queue, the sitemap joined it
+
+
+def test_the_end_of_the_crawl_waits_for_redis_to_agree(settings) -> None:
+    async def go():
+        scheduler, engine, _ = await open_scheduler(settings(), VirtualClock())
+        seen_zero = scheduler.session.ending.remaining
+        # Another worker admits a URL after this one's last reply said zero.
+        other, _, _ = await open_scheduler(settings(), VirtualClock())
+        other.enqueue_request(Request("http://127.0.0.1/late"))
+        await settle(other.session)
+        wakes = engine._slot.wakes
+        asked = scheduler.has_pending_requests()  # sends the confirming round trip
+        await until(lambda: engine._slot.wakes > wakes)  # its reply wakes the engine
+        late = scheduler.has_pending_requests()
+        remaining = scheduler.session.ending.remaining
+        await close(scheduler)
+        await close(other)
+        return seen_zero, asked, late, remaining
+
+    seen_zero, asked, late, remaining = asyncio.run(go())
+    assert seen_zero == 0
+    assert asked  # a zero from a lease is not trusted alone
+    assert late and remaining == 1  # the confirming round trip found the other's URL
+
+
+def test_the_end_of_the_crawl_is_confirmed_when_redis_has_nothing(settings) -> None:
+    async def go():
+        scheduler, engine, _ = await open_scheduler(settings(), VirtualClock())
+        wakes = engine._slot.wakes
+        first = scheduler.has_pending_requests()
+        await until(lambda: engine._slot.wakes > wakes)
+        second = scheduler.has_pending_requests()
+        await close(scheduler)
+        return first, second
+
+    assert asyncio.run(go()) == (True, False)
+
+
+def test_the_middleware_reports_to_the_open_scheduler_only(settings) -> None:
+    async def go():
+        scheduler, _, _ = await open_scheduler(settings(), VirtualClock())
+        scheduler.enqueue_request(Request("http://127.0.0.1/page"))
+        [request] = await lease_now(scheduler)
+        middleware = FrontierDownloaderMiddleware(scheduler.crawler)
+        middleware.process_exception(request, TimeoutError())
+        events = list(scheduler.session.batches.events)
+        registered = frontier_scheduler(scheduler.crawler) is scheduler
+        await close(scheduler)
+        return events, registered, frontier_scheduler(scheduler.crawler)
+
+    events, registered, after_close = asyncio.run(go())
+    assert [(e.kind, e.timeout) for e in events] == [("done", True)]
+    assert registered and after_close is None
