@@ -1,7 +1,8 @@
-"""What the operator commands (`scrapy seed|throttle|block|unblock|pause|resume|status`)
-share: the crawl's Redis, its keys, and one-line errors.
+"""What the operator commands (`scrapy seed|throttle|block|unblock|pause|resume|status|
+recrawl`) share: the crawl's frontier admin API, and one-line errors.
 
-They act on a running crawl through Redis, without a restart. With REDIS_URL they use
+They act on a running crawl through Redis, without a restart, and only through
+extensions/frontier/admin.py (no command knows a key name). With REDIS_URL they use
 that server; otherwise the embedded server of the crawl's data folder when a crawl is
 running, else they start it for the duration of the command (state lives in its AOF).
 """
@@ -10,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import ipaddress
 import json
 import sys
 from collections.abc import Iterator
@@ -21,6 +21,7 @@ from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
 from extensions.dns.resolver import parse_hosts_map
+from extensions.frontier.admin import FrontierAdmin
 from extensions.frontier.sharded import crawl_shards
 from extensions.state.connection import (
     AnyRedis,
@@ -52,7 +53,8 @@ class OperatorCommand(ScrapyCommand):
         try:
             with crawl_redis(self.settings) as client:
                 shards = crawl_shards(client, crawl, self.settings.getint("FRONTIER_SHARDS", 0))
-                result = self.act(client, ShardedKeys(crawl, shards), args, opts)
+                admin = FrontierAdmin(client, ShardedKeys(crawl, shards), self._pinned)
+                result = self.act(admin, args, opts)
         except (OperatorError, RedisUnavailable, ValueError) as exc:
             print(f"crawlproj: {exc}", file=sys.stderr)
             self.exitcode = 2
@@ -64,9 +66,14 @@ class OperatorCommand(ScrapyCommand):
         emit(result, opts.json)
 
     def act(
-        self, client: AnyRedis, keys: ShardedKeys, args: list[str], opts: argparse.Namespace
+        self, admin: FrontierAdmin, args: list[str], opts: argparse.Namespace
     ) -> dict[str, Any]:
         raise NotImplementedError
+
+    def _pinned(self, host: str) -> str | None:
+        """The host's DNS_HOSTS_MAP IP; the setting is read only when a verb names a host."""
+        assert self.settings is not None
+        return parse_hosts_map(self.settings.get("DNS_HOSTS_MAP")).get(host)
 
 
 def emit(result: dict[str, Any], as_json: bool) -> None:
@@ -106,22 +113,6 @@ def crawl_redis(settings: Any) -> Iterator[AnyRedis]:
         client.close()
     finally:
         server.stop()
-
-
-def ip_of(client: AnyRedis, keys: ShardedKeys, settings: Any, target: str) -> str:
-    """The IP a host name or IP stands for: DNS_HOSTS_MAP, else the crawl's DNS cache."""
-    with contextlib.suppress(ValueError):
-        return str(ipaddress.ip_address(target.strip("[]")))
-    host = target.lower().rstrip(".")
-    pinned = parse_hosts_map(settings.get("DNS_HOSTS_MAP")).get(host)
-    if pinned:
-        return pinned
-    cached = client.get(keys.crawl_keys.dns(host))
-    if cached and cached.decode().startswith("ok "):
-        return cached.decode().split(" ")[1]
-    raise OperatorError(
-        f"{host} has not been resolved by this crawl yet: pass its IP address instead"
-    )
 
 
 def need(args: list[str], what: str) -> None:

@@ -10,13 +10,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from crawlproj.operator import OperatorCommand, need
-from extensions.admission.filters import compile_block_rules
 
 if TYPE_CHECKING:
     import argparse
 
-    from extensions.state.connection import AnyRedis
-    from extensions.state.keys import ShardedKeys
+    from extensions.frontier.admin import FrontierAdmin
 
 
 class Command(OperatorCommand):
@@ -27,10 +25,8 @@ class Command(OperatorCommand):
         return "Block hosts or URL patterns in the running crawl"
 
     def act(
-        self, client: AnyRedis, keys: ShardedKeys, args: list[str], opts: argparse.Namespace
+        self, admin: FrontierAdmin, args: list[str], opts: argparse.Namespace
     ) -> dict[str, Any]:
         need(args, "RULE (host:H, re:REGEX or a glob)")
-        compile_block_rules(args)  # ValueError names the bad rule
-        blocklist = keys.crawl_keys.blocklist
-        added = client.sadd(blocklist, *args)
-        return {"message": f"blocked {added} new rule(s)", "rules": client.scard(blocklist)}
+        added = admin.block(args).changed  # ValueError names a bad rule
+        return {"message": f"blocked {added} new rule(s)", "rules": admin.block_rule_count()}

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from crawlproj.operator import OperatorCommand, ip_of
+from crawlproj.operator import OperatorCommand
+from extensions.frontier.admin import ALL
 
 if TYPE_CHECKING:
     import argparse
 
-    from extensions.state.connection import AnyRedis
-    from extensions.state.keys import ShardedKeys
+    from extensions.frontier.admin import FrontierAdmin
 
 
 class Command(OperatorCommand):
@@ -26,13 +26,10 @@ class Command(OperatorCommand):
         return "Pause the whole crawl, or one host/IP"
 
     def act(
-        self, client: AnyRedis, keys: ShardedKeys, args: list[str], opts: argparse.Namespace
+        self, admin: FrontierAdmin, args: list[str], opts: argparse.Namespace
     ) -> dict[str, Any]:
         if not args:
-            for shard in keys.all():  # one key per shard: each lease script reads its own
-                client.set(shard.key("paused"), 1)
+            admin.set_active(ALL, False)
             return {"message": "crawl paused (scrapy resume to continue)"}
-        assert self.settings is not None
-        ip = ip_of(client, keys, self.settings, args[0])
-        client.hset(keys.for_ip(ip).key("paused_ips"), ip, args[0])
+        ip = admin.set_active(args[0], False).ip
         return {"message": f"paused {args[0]} (IP {ip})", "ip": ip}

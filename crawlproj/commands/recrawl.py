@@ -12,25 +12,20 @@ regular expression searched in it.
 from __future__ import annotations
 
 import fnmatch
-import json
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import UsageError
 
 from crawlproj.operator import OperatorCommand, OperatorError
 from extensions.admission.filters import host_of
-from extensions.recrawl.state import lua
 
 if TYPE_CHECKING:
     import argparse
 
-    from extensions.state.connection import AnyRedis
-    from extensions.state.keys import FrontierKeys, ShardedKeys
-
-BATCH = 500
+    from extensions.frontier.admin import FrontierAdmin
 
 
 class Command(OperatorCommand):
@@ -47,43 +42,31 @@ class Command(OperatorCommand):
         parser.add_argument("--pattern", default=None, help="URL glob, or re:REGEX")
 
     def act(
-        self, client: AnyRedis, sharded: ShardedKeys, args: list[str], opts: argparse.Namespace
+        self, admin: FrontierAdmin, args: list[str], opts: argparse.Namespace
     ) -> dict[str, Any]:
-        keys = sharded.crawl_keys  # re-crawl state is crawl-wide (not sharded by IP)
         chosen = [name for name in ("all", "host", "pattern") if getattr(opts, name)]
         if args or len(chosen) != 1:
             raise UsageError(
                 "give exactly one of --all, --host HOST, --pattern GLOB", print_help=False
             )
-        wanted = url_matcher(opts.host, opts.pattern)
-        mark = client.register_script(lua("mark"))
-        now = time.time()
-        stored = matched = 0
-        counts = [0, 0, 0]  # made due, already due, claimed (being re-fetched)
-        for batch in _stored_batches(client, keys):
-            stored += len(batch)
-            fps = [fp for fp, url in batch if wanted(url)]
-            matched += len(fps)
-            if fps:
-                reply = mark(keys=[keys.recrawl_due, keys.recrawl_claims], args=[now, *fps])
-                counts = [c + int(r) for c, r in zip(counts, reply, strict=True)]
-        if stored == 0:
+        marked = admin.mark_due(url_matcher(opts.host, opts.pattern), time.time())
+        if marked.stored == 0:
             raise OperatorError(
-                f"crawl {keys.crawl!r} has no stored URLs (nothing fetched yet, or a "
+                f"crawl {admin.keys.crawl!r} has no stored URLs (nothing fetched yet, or a "
                 "different CRAWL_DATA_DIR / REDIS_URL / --crawl)"
             )
-        due = counts[0] + counts[1]
+        due = marked.made_due + marked.already_due
         message = (
-            f"{due} stored URLs due now ({matched} matched of {stored}; "
-            f"{counts[2]} already being re-fetched)"
+            f"{due} stored URLs due now ({marked.matched} matched of {marked.stored}; "
+            f"{marked.claimed} already being re-fetched)"
         )
         return {
             "message": message,
             "due_now": due,
-            "made_due": counts[0],
-            "being_refetched": counts[2],
-            "matched": matched,
-            "stored": stored,
+            "made_due": marked.made_due,
+            "being_refetched": marked.claimed,
+            "matched": marked.matched,
+            "stored": marked.stored,
         }
 
 
@@ -100,23 +83,3 @@ def url_matcher(host: str | None, pattern: str | None) -> Callable[[str], bool]:
     if pattern:
         return lambda url: fnmatch.fnmatchcase(url, pattern)
     return lambda url: True
-
-
-def _stored_batches(client: AnyRedis, keys: FrontierKeys) -> Iterator[list[tuple[str, str]]]:
-    """(fp, url) of every stored URL, BATCH at a time (ZSCAN: no long Redis call)."""
-    fps: list[str] = []
-    for member, _score in client.zscan_iter(keys.recrawl_due, count=BATCH):
-        fps.append(member.decode() if isinstance(member, bytes) else str(member))
-        if len(fps) == BATCH:
-            yield _with_urls(client, keys, fps)
-            fps = []
-    if fps:
-        yield _with_urls(client, keys, fps)
-
-
-def _with_urls(client: AnyRedis, keys: FrontierKeys, fps: list[str]) -> list[tuple[str, str]]:
-    pipe = client.pipeline(transaction=False)
-    for fp in fps:
-        pipe.get(keys.doc(fp))
-    docs = pipe.execute()
-    return [(fp, json.loads(doc)["u"]) for fp, doc in zip(fps, docs, strict=True) if doc]

@@ -7,7 +7,6 @@ DNS_HOSTS_MAP wait in the frontier until a running worker resolves them.
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -21,14 +20,11 @@ from extensions.admission.canonical import Canonicalizer
 from extensions.admission.records import AdmitItem
 from extensions.dns.cache import DnsSettings, HostResolver
 from extensions.frontier.config import frontier_config
-from extensions.frontier.sharded import open_frontier
-from extensions.state.connection import async_twin, map_slots
 
 if TYPE_CHECKING:
     import argparse
 
-    from extensions.state.connection import AnyRedis
-    from extensions.state.keys import ShardedKeys
+    from extensions.frontier.admin import FrontierAdmin
 
 
 class Command(OperatorCommand):
@@ -44,7 +40,7 @@ class Command(OperatorCommand):
         parser.add_argument("--priority", type=int, default=1, help="front queue (0 = first)")
 
     def act(
-        self, client: AnyRedis, keys: ShardedKeys, args: list[str], opts: argparse.Namespace
+        self, admin: FrontierAdmin, args: list[str], opts: argparse.Namespace
     ) -> dict[str, Any]:
         assert self.settings is not None
         if not args and not opts.file:
@@ -61,12 +57,12 @@ class Command(OperatorCommand):
         except SeedError as exc:
             raise OperatorError(str(exc)) from None
         items, rejected = self._items(urls, opts.priority)
-        reply = asyncio.run(self._admit(client, keys, items))
+        reply = admin.admit(items, config)
         return {
-            "message": f"seeded {reply['admitted']} URL(s)",
-            "already_seen": reply["duplicate"],
+            "message": f"seeded {reply.admitted} URL(s)",
+            "already_seen": reply.duplicate,
             "rejected": rejected,
-            "queued": reply["queued"],
+            "queued": reply.queued,
         }
 
     def _items(self, urls: list[str], priority: int) -> tuple[list[AdmitItem], int]:
@@ -88,21 +84,3 @@ class Command(OperatorCommand):
                 print(f"crawlproj: skipping seed {url}: {exc.reason}", file=sys.stderr)
                 rejected += 1
         return items, rejected
-
-    async def _admit(
-        self, client: AnyRedis, keys: ShardedKeys, items: list[AdmitItem]
-    ) -> dict[str, int]:
-        assert self.settings is not None
-        async_client = await map_slots(async_twin(client))
-        try:
-            frontier = open_frontier(async_client, keys, frontier_config(self.settings))
-            reply = await frontier.admit(items) if items else None
-        finally:
-            await async_client.aclose()
-        if reply is None:
-            return {"admitted": 0, "duplicate": 0, "queued": 0}
-        return {
-            "admitted": reply.extra.get("admitted", 0),
-            "duplicate": reply.extra.get("duplicate", 0),
-            "queued": reply.queued,
-        }

@@ -10,13 +10,12 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import UsageError
 
-from crawlproj.operator import OperatorCommand, ip_of, need
+from crawlproj.operator import OperatorCommand, need
 
 if TYPE_CHECKING:
     import argparse
 
-    from extensions.state.connection import AnyRedis
-    from extensions.state.keys import ShardedKeys
+    from extensions.frontier.admin import FrontierAdmin
 
 
 class Command(OperatorCommand):
@@ -34,13 +33,12 @@ class Command(OperatorCommand):
         group.add_argument("--clear", action="store_true", help="remove the override")
 
     def act(
-        self, client: AnyRedis, keys: ShardedKeys, args: list[str], opts: argparse.Namespace
+        self, admin: FrontierAdmin, args: list[str], opts: argparse.Namespace
     ) -> dict[str, Any]:
         need(args, "HOST or IP")
-        assert self.settings is not None
-        ip = ip_of(client, keys, self.settings, args[0])
+        ip = admin.ip_of(args[0])  # an unknown host is named before a missing flag
         if opts.clear:
-            client.hdel(keys.for_ip(ip).ip_state(ip), "override")
+            admin.set_delay(ip, None)
             return {"message": f"override cleared for {ip}", "ip": ip}
         if opts.delay is not None and opts.delay > 0:
             delay = opts.delay
@@ -48,5 +46,5 @@ class Command(OperatorCommand):
             delay = 1.0 / opts.rps  # the period between starts, counted end to start
         else:
             raise UsageError("give --delay or --rps (> 0), or --clear", print_help=False)
-        client.hset(keys.for_ip(ip).ip_state(ip), "override", delay)
+        admin.set_delay(ip, delay)
         return {"message": f"{ip} ({args[0]}) now waits >= {delay:g}s", "ip": ip, "delay": delay}

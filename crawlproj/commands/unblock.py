@@ -9,8 +9,7 @@ from crawlproj.operator import OperatorCommand, OperatorError, need
 if TYPE_CHECKING:
     import argparse
 
-    from extensions.state.connection import AnyRedis
-    from extensions.state.keys import ShardedKeys
+    from extensions.frontier.admin import FrontierAdmin
 
 
 class Command(OperatorCommand):
@@ -21,12 +20,11 @@ class Command(OperatorCommand):
         return "Remove block rules from the running crawl"
 
     def act(
-        self, client: AnyRedis, keys: ShardedKeys, args: list[str], opts: argparse.Namespace
+        self, admin: FrontierAdmin, args: list[str], opts: argparse.Namespace
     ) -> dict[str, Any]:
         need(args, "RULE")
-        blocklist = keys.crawl_keys.blocklist
-        removed = client.srem(blocklist, *args)
+        removed = admin.unblock(args).changed
         if not removed:
-            rules = sorted(r.decode() for r in client.smembers(blocklist))
+            rules = admin.block_rules()
             raise OperatorError(f"no such rule; current rules: {rules or 'none'}")
-        return {"message": f"unblocked {removed} rule(s)", "rules": client.scard(blocklist)}
+        return {"message": f"unblocked {removed} rule(s)", "rules": admin.block_rule_count()}

@@ -16,7 +16,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.error import DNSLookupError
@@ -69,6 +69,23 @@ DNS = Table(
     Setting("DNS_TIMEOUT", "timeout", float, above(0)),
     Setting("DNS_ALLOWED_NETWORKS", "policy", NETWORKS),
 )
+
+
+class SharedAnswer(NamedTuple):
+    """One record of the crawl's shared DNS cache (keys.py: G:dns:<host>)."""
+
+    kind: str  # "ok" or "fail"
+    value: str  # the IP, or the failure's exception type
+    fresh_until: float
+    stale_until: float
+
+
+def decode_shared(raw: bytes | str) -> SharedAnswer:
+    """The shared cache's record "kind value fresh_until stale_until"; the one decoder,
+    used by the resolver and by the operator verbs that name a host."""
+    text = raw.decode() if isinstance(raw, bytes) else raw
+    kind, value, fresh_until, stale_until = text.split(" ")
+    return SharedAnswer(kind, value, float(fresh_until), float(stale_until))
 
 
 async def reactor_lookup(host: str, timeout: float) -> str:
@@ -143,7 +160,7 @@ class HostResolver:
             raise DNSLookupError(f"{host}: recent lookup failed ({shared[1]})")
         return await self._lookup(host, stale=shared if shared and shared[0] == "ok" else None)
 
-    async def _lookup(self, host: str, stale: tuple[str, str, float, float] | None) -> str:
+    async def _lookup(self, host: str, stale: SharedAnswer | None) -> str:
         self._inc("lookups")
         try:
             ip = await self.system_lookup(host, self.settings.timeout)
@@ -164,14 +181,11 @@ class HostResolver:
         self._local[host] = (ip, fresh_until)
         return ip
 
-    async def _shared_get(self, host: str) -> tuple[str, str, float, float] | None:
+    async def _shared_get(self, host: str) -> SharedAnswer | None:
         if self.redis is None or self.redis_key is None:
             return None
         raw = await self.redis.get(self.redis_key(host))
-        if raw is None:
-            return None
-        kind, value, fresh_until, stale_until = raw.decode().split(" ")
-        return kind, value, float(fresh_until), float(stale_until)
+        return None if raw is None else decode_shared(raw)
 
     async def _shared_put(self, host: str, kind: str, value: str, keep_s: float) -> None:
         if self.redis is None or self.redis_key is None:

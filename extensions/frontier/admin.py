@@ -1,0 +1,379 @@
+"""The one admin API of a crawl's frontier, for operators: url-frontier's verbs on Redis.
+
+Why: the operator verbs (crawlproj/commands/) wrote Redis keys themselves, so each knew
+key names, shard placement and record formats, and one decoded the DNS cache a second
+time. They now say what they mean, in the words of url-frontier's urlfrontier.proto:
+SetActive (`set_active`), SetDelay (`set_delay`), BlockQueueUntil (`block_until`) and
+GetStats{size, inProcess, completed} (`stats`); plus the blocklist, seeding and re-crawl
+marking they need. A url-frontier queue is an IP here (politeness is per server).
+
+Synchronous: commands run without a reactor. The same calls work on one Redis, on a
+sharded frontier and on a Redis Cluster: per-IP state lives in the IP's shard, and what
+every shard's lease script reads (the kill switch) is written once per shard, one
+command each, as the shards sit in different cluster slots. A multi-key step inside one
+slot is one Lua script (invariant 9). Every key comes from extensions/state/keys.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import json
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import TYPE_CHECKING, cast
+
+from extensions.admission.filters import compile_block_rules
+from extensions.dns.cache import decode_shared
+from extensions.frontier.sharded import open_frontier
+from extensions.robots.verdicts import RobotsVerdict
+from extensions.state.connection import as_str, async_twin, map_slots
+from extensions.state.lua import read_lua
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis as AsyncRedis
+
+    from extensions.admission.records import AdmitItem
+    from extensions.frontier.core import FrontierConfig
+    from extensions.state.connection import AnyRedis
+    from extensions.state.keys import FrontierKeys, ShardedKeys
+
+# Stored URLs read per Redis call when marking re-crawls (ZSCAN: no long Redis call).
+MARK_BATCH = 500
+# Back queues sampled for the oldest-URL estimate (reading every head would be O(IPs)).
+SAMPLED_BACK_QUEUES = 200
+# Fields of an IP's politeness state that are delay sources (common Lua: ip_delay).
+DELAY_FIELDS = ("crawl_delay", "override", "adaptive")
+
+
+class Scope(Enum):
+    ALL = "all"  # the whole crawl (set_active)
+
+
+ALL = Scope.ALL
+
+
+class UnknownHost(ValueError):
+    """A host name the crawl has not resolved: its IP, hence its queue, is unknown."""
+
+
+@dataclass(frozen=True)
+class Change:
+    ip: str | None  # the IP acted on; None for the whole crawl
+    changed: int  # keys, fields or rules that changed (0: it was so already)
+
+
+@dataclass(frozen=True)
+class FrontierStats:
+    """GetStats (size, inProcess, completed), and the rest of `scrapy status`."""
+
+    size: int  # URLs queued, front and back queues (the "queued" counter)
+    in_process: int  # leases not yet acked
+    completed: int  # leases acked (the "acked" counter)
+    front_queues: tuple[int, ...]  # URLs per front queue, priority 0 first
+    ips_with_back_queue: int
+    ips_ready: int  # on the ready heap and due
+    ips_waiting: int  # on the ready heap, due later
+    hosts_waiting_for_dns: int
+    oldest_queued_at: float | None  # entry time of the oldest sampled queue head
+    paused: bool
+    paused_ips: dict[str, str]  # ip -> the host or IP the operator paused
+    blocklist_rules: int
+    counters: dict[str, int]  # every shard's counters, summed
+
+
+@dataclass(frozen=True)
+class RecrawlStats:
+    stored_urls: int
+    due_now: int
+    rates: dict[str, int]  # change-rate histogram bucket -> stored URLs
+
+
+@dataclass(frozen=True)
+class IpState:
+    """One IP's queues and politeness state."""
+
+    ip: str
+    queued: int  # back queue (discovered URLs)
+    recrawl_queued: int  # re-crawl back queue
+    has_back_queue: bool
+    next_fetch_at: float | None  # its ready-heap score; None when off the heap
+    in_flight: int
+    delays: dict[str, float]  # its own delay sources that are set (DELAY_FIELDS)
+    last_end: float | None
+    blocked_until: float | None
+    paused: bool
+
+
+@dataclass(frozen=True)
+class Marked:
+    """`mark_due`: stored URLs seen, matched, and what became of the matched ones."""
+
+    stored: int
+    matched: int
+    made_due: int
+    already_due: int
+    claimed: int  # a worker already re-fetches them
+
+
+@dataclass(frozen=True)
+class Admitted:
+    admitted: int
+    duplicate: int
+    queued: int  # the crawl's queued URLs after admission, every shard counted
+
+
+class FrontierAdmin:
+    """Operator verbs on one crawl's frontier. `pinned` gives a host's DNS_HOSTS_MAP IP."""
+
+    def __init__(
+        self,
+        client: AnyRedis,
+        keys: ShardedKeys,
+        pinned: Callable[[str], str | None] = lambda host: None,
+    ) -> None:
+        self.client = client
+        self.keys = keys
+        self.pinned = pinned
+        self._block_until = client.register_script(read_lua("extensions.frontier", "block_until"))
+        self._mark = client.register_script(read_lua("extensions.recrawl", "mark"))
+
+    # ---- queues: an IP, named by itself or by a host ---------------------------------
+
+    def ip_of(self, target: str) -> str:
+        """The IP a host name or IP stands for: DNS_HOSTS_MAP, else the crawl's DNS cache
+        (a stale answer too: it is the IP the host's URLs are queued under)."""
+        with contextlib.suppress(ValueError):
+            return str(ipaddress.ip_address(target.strip("[]")))
+        host = target.lower().rstrip(".")
+        pinned = self.pinned(host)
+        if pinned:
+            return pinned
+        raw = self.client.get(self.keys.crawl_keys.dns(host))
+        answer = decode_shared(raw) if raw else None
+        if answer is not None and answer.kind == "ok":
+            return answer.value
+        raise UnknownHost(
+            f"{host} has not been resolved by this crawl yet: pass its IP address instead"
+        )
+
+    def set_active(self, target: str | Scope, active: bool) -> Change:
+        """SetActive: pause or resume the whole crawl (ALL) or one host's IP (every host
+        on that IP with it). Pausing keeps queues and leases; in-flight fetches finish."""
+        if target is ALL:
+            # Every shard's lease script reads its own kill switch.
+            switches = [shard.key("paused") for shard in self.keys.all()]
+            if active:
+                return Change(None, sum(int(self.client.delete(key)) for key in switches))
+            return Change(None, sum(bool(self.client.set(key, 1, nx=True)) for key in switches))
+        assert isinstance(target, str)
+        ip = self.ip_of(target)
+        paused_ips = self.keys.for_ip(ip).key("paused_ips")
+        if active:
+            return Change(ip, int(self.client.hdel(paused_ips, ip)))
+        return Change(ip, int(self.client.hset(paused_ips, ip, target)))
+
+    def set_delay(self, target: str, seconds: float | None) -> Change:
+        """SetDelay: an operator override of the IP's delay, or None to clear it. delay(IP)
+        = max(configured, Crawl-delay, override, backoff): it can slow a server, never
+        speed it past the others. In effect from the IP's next scheduling."""
+        if seconds is not None and not seconds > 0:
+            raise ValueError(f"a delay must be > 0 seconds, not {seconds}")
+        ip = self.ip_of(target)
+        state = self.keys.for_ip(ip).ip_state(ip)
+        if seconds is None:
+            return Change(ip, int(self.client.hdel(state, "override")))
+        before = self.client.hget(state, "override")
+        self.client.hset(state, "override", seconds)
+        return Change(ip, int(before is None or float(before) != seconds))
+
+    def block_until(self, target: str, epoch: float) -> Change:
+        """BlockQueueUntil: the IP starts nothing before `epoch`; never shortens a block."""
+        ip = self.ip_of(target)
+        shard = self.keys.for_ip(ip)
+        grew = self._block_until(keys=[shard.ip_state(ip), shard.key("ready")], args=[ip, epoch])
+        return Change(ip, int(grew))
+
+    # ---- the blocklist (URL patterns, crawl-wide) ------------------------------------
+
+    def block(self, rules: Sequence[str]) -> Change:
+        """Add block rules (host:H, re:REGEX, glob); ValueError names a bad one."""
+        compile_block_rules(rules)
+        return Change(None, int(self.client.sadd(self.keys.crawl_keys.blocklist, *rules)))
+
+    def unblock(self, rules: Sequence[str]) -> Change:
+        """Remove block rules, exactly as they were added."""
+        return Change(None, int(self.client.srem(self.keys.crawl_keys.blocklist, *rules)))
+
+    def block_rules(self) -> list[str]:
+        return sorted(as_str(r) for r in self.client.smembers(self.keys.crawl_keys.blocklist))
+
+    def block_rule_count(self) -> int:
+        return int(self.client.scard(self.keys.crawl_keys.blocklist))
+
+    # ---- seeds and re-crawls ---------------------------------------------------------
+
+    def admit(self, items: Sequence[AdmitItem], config: FrontierConfig) -> Admitted:
+        """Queue admission items through the frontier's own admit script(s)."""
+        if not items:
+            return Admitted(0, 0, 0)
+        return asyncio.run(self._admit(items, config))
+
+    async def _admit(self, items: Sequence[AdmitItem], config: FrontierConfig) -> Admitted:
+        async_client = await map_slots(async_twin(self.client))
+        try:
+            # A cluster client speaks the frontier's commands too (open_frontier's
+            # annotation names the single-server class only).
+            frontier = open_frontier(cast("AsyncRedis", async_client), self.keys, config)
+            reply = await frontier.admit(items)
+        finally:
+            await async_client.aclose()
+        # Not reply.queued: a sharded reply sums only the shards this admission touched.
+        queued = self.counters().get("queued", 0)
+        return Admitted(reply.extra.get("admitted", 0), reply.extra.get("duplicate", 0), queued)
+
+    def mark_due(self, wanted: Callable[[str], bool], now: float) -> Marked:
+        """Make the stored URLs `wanted` accepts due at `now` (earlier only), unless a
+        worker claimed them. Re-crawl state is crawl-wide, not sharded by IP."""
+        keys = self.keys.crawl_keys
+        stored = matched = 0
+        counts = [0, 0, 0]  # made due, already due, claimed
+        for batch in self._stored_batches(keys):
+            stored += len(batch)
+            fps = [fp for fp, url in batch if wanted(url)]
+            matched += len(fps)
+            if fps:
+                reply = self._mark(keys=[keys.recrawl_due, keys.recrawl_claims], args=[now, *fps])
+                counts = [c + int(r) for c, r in zip(counts, reply, strict=True)]
+        return Marked(stored, matched, *counts)
+
+    def _stored_batches(self, keys: FrontierKeys) -> Iterator[list[tuple[str, str]]]:
+        """(fp, url) of every stored URL, MARK_BATCH at a time."""
+        fps: list[str] = []
+        for member, _score in self.client.zscan_iter(keys.recrawl_due, count=MARK_BATCH):
+            fps.append(as_str(member))
+            if len(fps) == MARK_BATCH:
+                yield self._with_urls(keys, fps)
+                fps = []
+        if fps:
+            yield self._with_urls(keys, fps)
+
+    def _with_urls(self, keys: FrontierKeys, fps: list[str]) -> list[tuple[str, str]]:
+        pipe = self.client.pipeline(transaction=False)
+        for fp in fps:
+            pipe.get(keys.doc(fp))
+        docs = pipe.execute()
+        return [(fp, json.loads(doc)["u"]) for fp, doc in zip(fps, docs, strict=True) if doc]
+
+    # ---- reading -------------------------------------------------------------------
+
+    def counters(self) -> dict[str, int]:
+        """The crawl's counters: each shard's, summed."""
+        return self._sum_hashes(self.keys.stats_keys())
+
+    def stats(self, priorities: int, now: float) -> FrontierStats:
+        counters = self.counters()
+        shards = self.keys.all()  # one read per shard: on a cluster, different slots
+        paused_ips: dict[str, str] = {}
+        for shard in shards:
+            paused_ips.update(_decoded(self.client.hgetall(shard.key("paused_ips"))))
+
+        def total(read: Callable[[FrontierKeys], int]) -> int:
+            return sum(int(read(shard)) for shard in shards)
+
+        def front(priority: int) -> int:
+            return total(lambda s: self.client.llen(s.front_queue(priority)))
+
+        ready = [s.key("ready") for s in shards]
+        return FrontierStats(
+            size=counters.get("queued", 0),
+            in_process=total(lambda s: self.client.zcard(s.key("leases"))),
+            completed=counters.get("acked", 0),
+            front_queues=tuple(front(p) for p in range(priorities)),
+            ips_with_back_queue=total(lambda s: self.client.scard(s.key("active"))),
+            ips_ready=sum(int(self.client.zcount(r, "-inf", now)) for r in ready),
+            ips_waiting=sum(int(self.client.zcount(r, f"({now}", "+inf")) for r in ready),
+            hosts_waiting_for_dns=total(lambda s: self.client.zcard(s.key("pending_hosts"))),
+            oldest_queued_at=self._oldest_entry(priorities),
+            paused=any(self.client.exists(shard.key("paused")) for shard in shards),
+            paused_ips=paused_ips,
+            blocklist_rules=self.block_rule_count(),
+            counters=counters,
+        )
+
+    def _oldest_entry(self, priorities: int) -> float | None:
+        heads: list[str] = []  # queued records: JSON with "t", the entry time
+        sampled = max(1, SAMPLED_BACK_QUEUES // self.keys.count)
+        for shard in self.keys.all():
+            fronts = [self.client.lindex(shard.front_queue(p), 0) for p in range(priorities)]
+            heads += [as_str(h).split("|", 1)[1] for h in fronts if h]  # "ip|record"
+            # With a count, SRANDMEMBER replies a list of members (never an int).
+            ips = cast("list[bytes]", self.client.srandmember(shard.key("active"), sampled))
+            for ip in ips or []:
+                head = self.client.lindex(shard.back_queue(as_str(ip)), 0)
+                if head:
+                    heads.append(as_str(head))
+        times = [t for t in (json.loads(h).get("t") for h in heads) if t]
+        return min(times) if times else None
+
+    def recrawl_stats(self, now: float) -> RecrawlStats:
+        keys = self.keys.crawl_keys
+        return RecrawlStats(
+            stored_urls=int(self.client.zcard(keys.recrawl_due)),
+            due_now=int(self.client.zcount(keys.recrawl_due, "-inf", now)),
+            rates=self._sum_hashes([keys.recrawl_rates]),
+        )
+
+    def ip_state(self, ip: str) -> IpState:
+        shard = self.keys.for_ip(ip)
+        state = _decoded(self.client.hgetall(shard.ip_state(ip)))
+        return IpState(
+            ip=ip,
+            queued=int(self.client.llen(shard.back_queue(ip))),
+            recrawl_queued=int(self.client.llen(shard.recrawl_queue(ip))),
+            has_back_queue=bool(self.client.sismember(shard.key("active"), ip)),
+            next_fetch_at=self.client.zscore(shard.key("ready"), ip),
+            in_flight=int(state.get("inflight", 0)),
+            delays={k: float(state[k]) for k in DELAY_FIELDS if k in state},
+            last_end=float(state["last_end"]) if "last_end" in state else None,
+            blocked_until=float(state["blocked_until"]) if "blocked_until" in state else None,
+            paused=bool(self.client.hexists(shard.key("paused_ips"), ip)),
+        )
+
+    def host_counts(self, host: str) -> dict[str, float]:
+        """The host's fetch counters by outcome, and its last fetch time."""
+        # Written in the shard of the host's IP; summed over all in case the IP changed.
+        counts: dict[str, float] = {}
+        for shard in self.keys.all():
+            pairs = self.client.hscan_iter(shard.key("host_stats"), match=f"{host}|*")
+            for field, value in pairs:
+                name = field.decode().split("|", 1)[1]
+                if name == "last_fetch":
+                    counts[name] = max(counts.get(name, 0.0), float(value))
+                else:
+                    counts[name] = counts.get(name, 0) + int(value)
+        return counts
+
+    def robots(self, host: str) -> dict[str, RobotsVerdict]:
+        """The cached robots.txt verdict of each origin of `host`."""
+        verdicts = {}
+        # On a cluster, scan_iter visits every master.
+        pattern = self.keys.crawl_keys.robots(f"*://{host}*")
+        for key in self.client.scan_iter(match=pattern, count=1000):
+            raw = self.client.get(key)
+            if raw:
+                verdicts[key.decode().split(":robots:", 1)[1]] = RobotsVerdict.from_json(raw)
+        return verdicts
+
+    def _sum_hashes(self, keys: list[str]) -> dict[str, int]:
+        totals: dict[str, int] = {}
+        for key in keys:
+            for name, value in _decoded(self.client.hgetall(key)).items():
+                totals[name] = totals.get(name, 0) + int(value)
+        return totals
+
+
+def _decoded(raw: Mapping[bytes | str, bytes | str]) -> dict[str, str]:
+    return {as_str(k): as_str(v) for k, v in raw.items()}
