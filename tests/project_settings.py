@@ -12,6 +12,7 @@ from typing import Any
 
 from scrapy.settings import Settings
 
+import crawlproj.settings
 from extensions.frontier.config import frontier_config
 from extensions.frontier.core import FrontierConfig
 
@@ -22,6 +23,13 @@ def project_settings(values: Mapping[str, Any] | None = None) -> Settings:
     settings.setmodule("crawlproj.settings", priority="project")
     settings.update(dict(values or {}), priority="cmdline")
     return settings
+
+
+def project_values(values: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """crawlproj/settings.py's values with `values` on top, as a dict for helpers that take
+    one (scrapy.utils.test.get_crawler)."""
+    module = crawlproj.settings
+    return {**{k: getattr(module, k) for k in dir(module) if k.isupper()}, **(values or {})}
 
 
 def project_frontier_config(**fields: Any) -> FrontierConfig:

@@ -32,6 +32,7 @@ from extensions.pagestore.protocol import StoreUnavailable, split_ref
 from extensions.state.connection import redis_lifecycle
 from tests.integration.s3_support import MotoServer, free_port
 from tests.integration.twin_web import pages
+from tests.project_settings import project_values
 
 HTML = "text/html; charset=utf-8"
 
@@ -40,7 +41,7 @@ class Harness:
     """One crawler's content pipelines, run in order on hand-made responses."""
 
     def __init__(self, settings: dict[str, Any]) -> None:
-        self.crawler = get_crawler(WebSpider, settings)
+        self.crawler = get_crawler(WebSpider, project_values(settings))
         self.crawler.spider = WebSpider.from_crawler(self.crawler, seeds="http://twins.test/")
         self.spider = self.crawler.spider
         self.checkpoint = checkpoint_for(self.crawler)
