@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 MARK_BATCH = 500
 # Back queues sampled for the oldest-URL estimate (reading every head would be O(IPs)).
 SAMPLED_BACK_QUEUES = 200
-# Fields of an IP's politeness state that are delay sources (common Lua: ip_delay).
+# Fields of an IP's politeness state that are delay sources (lua/ready_heap.lua: ip_delay).
 DELAY_FIELDS = ("crawl_delay", "override", "adaptive")
 
 
