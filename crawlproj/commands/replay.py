@@ -169,7 +169,8 @@ class Replayer:
 def exporter_for(stream: IO[bytes], settings: BaseSettings) -> JsonLinesItemExporter:
     fields = settings.getlist("FEED_EXPORT_FIELDS") or list(ROW_FIELDS)
     encoding = settings.get("FEED_EXPORT_ENCODING") or "utf-8"
-    return JsonLinesItemExporter(stream, fields_to_export=fields, encoding=encoding)
+    # Scrapy 2.19 annotates the file as BytesIO; it only calls write() on it.
+    return JsonLinesItemExporter(stream, fields_to_export=fields, encoding=encoding)  # type: ignore[arg-type]
 
 
 class Command(ScrapyCommand):

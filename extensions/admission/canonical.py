@@ -20,6 +20,8 @@ import re
 from collections.abc import Callable, Iterable
 from urllib.parse import unquote
 
+import idna  # IDNA 2008 + UTS #46; a Scrapy dependency (via tldextract)
+
 from extensions.admission.filters import (
     BlockRules,
     UrlFilter,
@@ -27,11 +29,6 @@ from extensions.admission.filters import (
     host_of,
     trap_pattern,
 )
-
-try:  # IDNA 2008 + UTS #46 (what browsers do); a Scrapy dependency via tldextract.
-    import idna as _idna
-except ImportError:  # pragma: no cover - fall back to the stdlib IDNA 2003 codec
-    _idna = None
 
 __all__ = [
     "DEFAULT_SESSION_PARAMS",
@@ -112,11 +109,11 @@ def _remove_dot_segments(path: str) -> str:
 
 
 def _idna_encode(host: str) -> str | None:
-    if _idna is not None:
-        try:
-            return _idna.encode(host, uts46=True).decode("ascii")
-        except (UnicodeError, ValueError):
-            pass  # IDNA 2008 rejects e.g. emoji hosts that browsers still resolve
+    """IDNA 2008 + UTS #46 (what browsers do), else the stdlib's IDNA 2003 codec."""
+    try:
+        return idna.encode(host, uts46=True).decode("ascii")
+    except (UnicodeError, ValueError):
+        pass  # IDNA 2008 rejects e.g. emoji hosts that browsers still resolve
     try:
         return host.encode("idna").decode("ascii")
     except UnicodeError:

@@ -14,9 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from redis.asyncio import Redis
-
 from extensions.admission.records import AdmitItem
+from extensions.state.connection import AnyAsyncRedis, as_str
 from extensions.state.keys import FrontierKeys
 from extensions.state.lua import ENTRY_SCRIPTS, script_source
 
@@ -131,7 +130,7 @@ class Frontier:
 
     def __init__(
         self,
-        redis: Redis,
+        redis: AnyAsyncRedis,
         keys: FrontierKeys,
         config: FrontierConfig,
         clock: Callable[[], float] = time.time,
@@ -184,4 +183,4 @@ class Frontier:
 
     async def stats(self) -> dict[str, int]:
         raw = await self.redis.hgetall(self.keys.key("stats"))
-        return {k.decode(): int(v) for k, v in raw.items()}
+        return {as_str(k): int(v) for k, v in raw.items()}

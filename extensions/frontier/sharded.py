@@ -27,7 +27,7 @@ import time
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from extensions.frontier.core import (
     AdmitItem,
@@ -36,12 +36,11 @@ from extensions.frontier.core import (
     FrontierConfig,
     FrontierReply,
 )
-from extensions.state.connection import cluster_primaries
+from extensions.state.connection import AnyAsyncRedis, cluster_primaries
 from extensions.state.keys import FrontierKeys, ShardedKeys
 
 if TYPE_CHECKING:
     from redis import Redis
-    from redis.asyncio import Redis as AsyncRedis
     from redis.cluster import RedisCluster
 
 # Shards per master when FRONTIER_SHARDS is 0 (auto) on a cluster: more shards than
@@ -63,7 +62,7 @@ class ShardedFrontier:
 
     def __init__(
         self,
-        redis: AsyncRedis,
+        redis: AnyAsyncRedis,
         keys: ShardedKeys,
         config: FrontierConfig,
         clock: Callable[[], float] = time.time,
@@ -135,7 +134,8 @@ class ShardedFrontier:
             reply = await self.shards[home].route_pending(host, retry_at=retry_at, drop=drop)
             return await self._merge({home: reply})
         key = self.keys.shard(home).pending(host)
-        entries: list[bytes] = await self.redis.lrange(key, 0, -1)
+        # The frontier's clients never decode replies (records are bytes end to end).
+        entries = cast(list[bytes], await self.redis.lrange(key, 0, -1))
         replies: dict[int, FrontierReply] = {}
         if entries:
             target = self.keys.index_of(ip)
@@ -267,7 +267,7 @@ def crawl_shards(client: Redis | RedisCluster, crawl: str, configured: int) -> i
 
 
 def open_frontier(
-    client: AsyncRedis,
+    client: AnyAsyncRedis,
     keys: ShardedKeys,
     config: FrontierConfig,
     poll_interval: float = 1.0,

@@ -17,10 +17,10 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from urllib.parse import urljoin, urlsplit
 
-import redis.asyncio
 from lxml import etree
 
 from extensions.robots.verdicts import DISALLOW_ALL, RobotsVerdict
+from extensions.state.connection import AnyAsyncRedis
 
 logger = logging.getLogger(__name__)
 
@@ -68,7 +68,7 @@ class RobotsCache:
 
     def __init__(
         self,
-        redis: redis.asyncio.Redis,
+        redis: AnyAsyncRedis,
         key_for: Callable[[str], str],
         now: Callable[[], float] = time.time,
         local_size: int = 10000,
