@@ -84,10 +84,6 @@ class Politeness:
         return sum(s.overlaps for s in self.ips.values())
 
     @property
-    def ips_over_one(self) -> int:
-        return sum(1 for s in self.ips.values() if s.max_inflight > 1)
-
-    @property
     def all_gaps(self) -> list[float]:
         return [g for s in self.ips.values() for g in s.gaps]
 

@@ -116,9 +116,9 @@ _checkpoints: weakref.WeakKeyDictionary[Any, Checkpoint] = weakref.WeakKeyDictio
 
 def wait_timeout(settings: Any) -> float:
     """Longer than the page store's worst case: every attempt timing out, plus backoff."""
-    retries = max(0, settings.getint("PAGESTORE_RETRIES", 3))
-    attempt = 2 * settings.getfloat("PAGESTORE_TIMEOUT", 30.0)  # HEAD + PUT
-    backoff = settings.getfloat("PAGESTORE_RETRY_DELAY", 1.0) * (2**retries)
+    retries = max(0, settings.getint("PAGESTORE_RETRIES"))
+    attempt = 2 * settings.getfloat("PAGESTORE_TIMEOUT")  # HEAD + PUT
+    backoff = settings.getfloat("PAGESTORE_RETRY_DELAY") * (2**retries)
     return (retries + 1) * attempt + backoff + 60.0
 
 

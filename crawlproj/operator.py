@@ -52,7 +52,7 @@ class OperatorCommand(ScrapyCommand):
         crawl = opts.crawl or self.settings.get("FRONTIER_CRAWL_NAME") or "web"
         try:
             with crawl_redis(self.settings) as client:
-                shards = crawl_shards(client, crawl, self.settings.getint("FRONTIER_SHARDS", 0))
+                shards = crawl_shards(client, crawl, self.settings.getint("FRONTIER_SHARDS"))
                 admin = FrontierAdmin(client, ShardedKeys(crawl, shards), self._pinned)
                 result = self.act(admin, args, opts)
         except (OperatorError, RedisUnavailable, ValueError) as exc:

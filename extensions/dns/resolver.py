@@ -116,11 +116,11 @@ class HostsMapResolver:
         return cls(
             reactor,
             parse_hosts_map(settings.get("DNS_HOSTS_MAP")),
-            settings.getbool("DNS_HOSTS_MAP_ONLY", False),
+            settings.getbool("DNS_HOSTS_MAP_ONLY"),
             AddressPolicy(parse_networks(settings.getlist("DNS_ALLOWED_NETWORKS"))),
         )
 
-    def install_on_reactor(self) -> None:
+    def install_on_reactor(self) -> None:  # Scrapy calls it for TWISTED_DNS_RESOLVER
         self.reactor.installNameResolver(self)
 
     def resolveHostName(

@@ -18,8 +18,6 @@ from scrapy.exceptions import CloseSpider, NotConfigured
 from extensions.admission.admit import Admission, url_filter_from_settings
 from extensions.admission.blocklist import BlocklistRefresh
 from extensions.admission.canonical import (
-    DEFAULT_SESSION_PARAMS,
-    DEFAULT_TRACKING_PARAMS,
     Canonicalizer,
 )
 from extensions.admission.filters import compile_block_rules
@@ -85,11 +83,11 @@ class SchedulerSetup:
         try:
             resolver = HostResolver(DnsSettings.from_settings(settings), stats=crawler.stats)
             url_filter = url_filter_from_settings(settings)
-            robots_enabled = settings.getbool("ROBOTS_ENABLED", True)
+            robots_enabled = settings.getbool("ROBOTS_ENABLED")
             robots_policy = RobotsPolicy.from_settings(settings) if robots_enabled else None
             block_rules = settings.getlist("URL_BLOCKLIST")
             compile_block_rules(block_rules)
-            if settings.getbool("RECRAWL_ENABLED", True):  # validated up front
+            if settings.getbool("RECRAWL_ENABLED"):  # validated up front
                 RecrawlConfig.from_settings(settings, config.priorities)
         except ValueError as exc:
             raise NotConfigured(str(exc)) from None
@@ -101,14 +99,14 @@ class SchedulerSetup:
             priorities=config.priorities,
             keep_referer=opts.keep_referer,
         )
-        concurrency = settings.getint("CONCURRENT_REQUESTS", 16)
+        concurrency = settings.getint("CONCURRENT_REQUESTS")
         return cls(config, opts, resolver, admission, robots_policy, block_rules, concurrency)
 
 
 def _canonicalizer(settings: BaseSettings) -> Canonicalizer:
     return Canonicalizer(
-        settings.getlist("URL_TRACKING_PARAMS", list(DEFAULT_TRACKING_PARAMS)),
-        settings.getlist("URL_SESSION_PARAMS", list(DEFAULT_SESSION_PARAMS)),
+        settings.getlist("URL_TRACKING_PARAMS"),
+        settings.getlist("URL_SESSION_PARAMS"),
     )
 
 

@@ -33,9 +33,9 @@ _DENIED = frozenset({"403", "AccessDenied", "InvalidAccessKeyId", "SignatureDoes
 
 def s3_client(settings: BaseSettings) -> Any:
     """A boto3 S3 client from Scrapy's AWS_* settings (no botocore-level retries)."""
-    timeout = settings.getfloat("PAGESTORE_TIMEOUT", 30.0)
+    timeout = settings.getfloat("PAGESTORE_TIMEOUT")
     pool = settings.getint("AWS_MAX_POOL_CONNECTIONS") or max(
-        10, settings.getint("PAGESTORE_THREADS", 8)
+        10, settings.getint("PAGESTORE_THREADS")
     )
     config = Config(
         connect_timeout=timeout,

@@ -18,6 +18,7 @@ from extensions.pagestore.protocol import (
     split_ref,
     unpack_body,
 )
+from tests.project_settings import project_settings
 
 BODY = b"<html><body><p>Hello \xc3\xa9t\xc3\xa9</p></body></html>"
 
@@ -96,7 +97,7 @@ def test_bad_uris_name_the_setting(uri: str, message: str) -> None:
 
 
 def test_s3_uri_keeps_bucket_and_prefix() -> None:
-    settings = Settings(
+    settings = project_settings(
         {
             "AWS_ACCESS_KEY_ID": "k",
             "AWS_SECRET_ACCESS_KEY": "s",
