@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from pathlib import Path
 
-import pytest
 from redis.exceptions import RedisError, ResponseError
 from scrapy import Request
 
@@ -18,17 +16,8 @@ from tests.unit.frontier.scheduler_harness import (
     close,
     lease_now,
     open_scheduler,
-    settings_for,
     settle,
 )
-
-
-@pytest.fixture
-def settings(redis_url: str, redis_client, data_dir: Path):
-    def make(**values):
-        return settings_for(redis_url, data_dir, **values)
-
-    return make
 
 
 def test_a_blocklist_refresh_drops_urls_queued_before_the_block(settings) -> None:

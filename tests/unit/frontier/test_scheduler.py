@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from pathlib import Path
 
 import pytest
 from scrapy import Request
@@ -16,18 +15,9 @@ from tests.unit.frontier.scheduler_harness import (
     close,
     lease_now,
     open_scheduler,
-    settings_for,
     settle,
     until,
 )
-
-
-@pytest.fixture
-def settings(redis_url: str, redis_client, data_dir: Path):
-    def make(**values):
-        return settings_for(redis_url, data_dir, **values)
-
-    return make
 
 
 def test_admissions_go_in_one_batch_and_are_counted(settings) -> None:
