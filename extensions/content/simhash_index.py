@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 
 from extensions.content.fingerprint import SKETCH_SIZE, hamming, resemblance
-from extensions.state.lua import read_lua
+from extensions.state.lua import assemble
 
 DEFAULT_BLOCKS = 5  # 13-bit blocks: the fewest Redis look-ups x bytes at k=13 (docstring)
 MAX_CANDIDATES = 64  # nearest candidates whose sketches a probe reads and compares
@@ -147,7 +147,7 @@ PACKAGE = "extensions.content"
 
 @cache
 def _lua_source(name: str) -> str:
-    return read_lua(PACKAGE, "hamming") + "\n" + read_lua(PACKAGE, name.removesuffix(".lua"))
+    return assemble(PACKAGE, name.removesuffix(".lua"))  # add.lua includes hamming.lua
 
 
 def _pack(fp: int) -> bytes:

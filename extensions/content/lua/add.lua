@@ -1,3 +1,4 @@
+-- include: hamming
 -- Add fingerprints (with their sketches) to a SimhashIndex, optionally
 -- refusing confirmed near-duplicates of what was added since the caller's
 -- snapshot (the commit half of check_and_add; see simhash_index.py for why

@@ -1,7 +1,8 @@
--- Shared helpers, prepended to the index scripts (Redis scripts cannot call
--- one another). Fingerprints are 8-byte big-endian strings; Redis Lua numbers
--- are doubles, so 64-bit values are never formed: the distance is summed byte
--- by byte from a 256-entry popcount table (LuaBitOp's bit.bxor on bytes).
+-- Shared helpers, included by the index scripts (`-- include: hamming`; Redis
+-- scripts cannot call one another, state/lua.py assembles them). Fingerprints
+-- are 8-byte big-endian strings; Redis Lua numbers are doubles, so 64-bit
+-- values are never formed: the distance is summed byte by byte from a 256-entry
+-- popcount table (LuaBitOp's bit.bxor on bytes).
 
 local POP = {[0] = 0}
 for i = 1, 255 do
