@@ -54,7 +54,7 @@ from extensions.content.simhash_index import (
     plan_blocks,
 )
 from extensions.pagestore.protocol import is_html_type
-from extensions.state.connection import RedisUnavailable, redis_for
+from extensions.state.connection import RedisUnavailable, as_str, redis_for
 from extensions.state.keys import FrontierKeys
 
 if TYPE_CHECKING:
@@ -301,7 +301,7 @@ class ContentDedupPipeline:
 
     def _hget(self, digest: str) -> str | None:
         value = self.redis.hget(self.hashes_key, digest)
-        return value.decode() if isinstance(value, bytes) else value
+        return None if value is None else as_str(value)
 
     def _record(self, digest: str, original: str) -> str:
         """Map the content hash to the page whose body stands for it (the page itself,
@@ -311,4 +311,4 @@ class ContentDedupPipeline:
         pipe.hsetnx(self.hashes_key, digest, original)
         pipe.hget(self.hashes_key, digest)
         _added, value = pipe.execute()
-        return value.decode() if isinstance(value, bytes) else str(value)
+        return as_str(value)

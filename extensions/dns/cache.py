@@ -24,6 +24,7 @@ from twisted.internet.error import DNSLookupError
 from extensions.config import Kind, Setting, Table, above, read
 from extensions.dns.policy import AddressPolicy, parse_networks
 from extensions.dns.resolver import parse_hosts_map
+from extensions.state.connection import as_str
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -83,8 +84,7 @@ class SharedAnswer(NamedTuple):
 def decode_shared(raw: bytes | str) -> SharedAnswer:
     """The shared cache's record "kind value fresh_until stale_until"; the one decoder,
     used by the resolver and by the operator verbs that name a host."""
-    text = raw.decode() if isinstance(raw, bytes) else raw
-    kind, value, fresh_until, stale_until = text.split(" ")
+    kind, value, fresh_until, stale_until = as_str(raw).split(" ")
     return SharedAnswer(kind, value, float(fresh_until), float(stale_until))
 
 
