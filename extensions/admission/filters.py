@@ -1,4 +1,4 @@
-"""Pure URL filters: scheme/length/depth/query/repetition checks, trap keys, block rules.
+"""Pure URL filters: scheme/length/depth/query/repetition/extension checks, trap keys, block rules.
 
 Per-host budgets, per-pattern counters and the live blocklist need shared state (Redis)
 and live elsewhere; this module only computes reasons and keys. URLs are expected to be
@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable
+
+from extensions.fetch.content_type import robots_or_sitemap_path
 
 __all__ = ["BlockRules", "UrlFilter", "compile_block_rules", "host_of", "trap_pattern"]
 
@@ -61,17 +63,21 @@ class UrlFilter:
         max_depth: int | None = 16,
         max_query_params: int | None = 16,
         max_repeated_segments: int | None = 3,
+        skip_extensions: Iterable[str] = (),
     ) -> None:
         self.allowed_schemes = frozenset(s.lower() for s in allowed_schemes)
         self.max_url_length = max_url_length
         self.max_depth = max_depth
         self.max_query_params = max_query_params
         self.max_repeated_segments = max_repeated_segments
+        # ".PNG" means "png"; an empty entry ("-s URL_SKIP_EXTENSIONS=") skips nothing.
+        extensions = (e.strip().lstrip(".").lower() for e in skip_extensions)
+        self.skip_extensions = frozenset(e for e in extensions if e)
 
     def check(self, url: str, depth: int) -> str | None:
         """Reason code why ``url`` (found at ``depth``) must be skipped, or None if allowed.
 
-        Codes: "scheme", "length", "depth", "query_params", "repeated_segments".
+        Codes: "scheme", "length", "depth", "query_params", "repeated_segments", "extension".
         """
         match = _URL_RE.match(url)
         if match is None or match.group(1).lower() not in self.allowed_schemes:
@@ -86,7 +92,23 @@ class UrlFilter:
             return "query_params"
         if self.max_repeated_segments is not None and self._repeats(match.group(3)):
             return "repeated_segments"
+        if self.skip_extensions and self._skipped_extension(match.group(3)):
+            return "extension"
         return None
+
+    def _skipped_extension(self, path: str) -> bool:
+        """The last segment ends in a skipped extension: "x.rst.txt" tries "rst.txt", then
+        "txt" (the query is not looked at). Robots.txt and sitemaps always pass: the
+        frontier fetches one, the spider's parse_sitemap queues the other."""
+        if robots_or_sitemap_path(path):
+            return False
+        segment = path.rpartition("/")[2].lower()
+        dot = segment.find(".")
+        while dot >= 0:
+            if segment[dot + 1 :] in self.skip_extensions:
+                return True
+            dot = segment.find(".", dot + 1)
+        return False
 
     def _repeats(self, path: str) -> bool:
         """A segment occurring more than N times anywhere in the path (``/a/b/a/b/a/b/a/b``)."""
