@@ -84,6 +84,24 @@ URL_SESSION_PARAMS = list(default_session_params)
 URL_ALLOWED_SCHEMES = ["http", "https"]
 # Longer canonical URLs are skipped (0 = no limit).
 URL_MAX_LENGTH = 1000
+# Links whose last path segment ends in one of these extensions are not admitted: not pages
+# (robots.txt and .xml/.xml.gz sitemaps never are). Sphinx's _sources/*.rst.txt are "txt".
+URL_SKIP_EXTENSIONS = [
+    # images
+    "png", "jpg", "jpeg", "gif", "webp", "avif", "svg", "ico", "bmp", "tif", "tiff", "heic",
+    # archives, packages and binaries
+    "zip", "tar", "gz", "tgz", "bz2", "xz", "zst", "7z", "rar", "jar", "whl", "exe", "msi",
+    "dmg", "iso", "deb", "rpm", "apk", "bin",
+    # audio and video
+    "mp3", "m4a", "aac", "wav", "flac", "ogg", "oga", "ogv", "mp4", "m4v", "webm", "mov",
+    "avi", "mkv", "wmv", "mpg", "mpeg", "flv",
+    # fonts, style sheets, scripts and their source maps
+    "woff", "woff2", "ttf", "otf", "eot", "css", "js", "mjs", "map",
+    # office documents and PDF
+    "pdf", "doc", "docx", "xls", "xlsx", "ppt", "pptx", "odt", "ods", "odp", "rtf", "epub",
+    # plain-text source listings and data
+    "txt", "csv",
+]  # fmt: skip
 # URLs with more query parameters are skipped (0 = no limit).
 URL_MAX_QUERY_PARAMS = 16
 # A path segment repeated more often than this marks a trap (0 = no limit).
@@ -169,6 +187,16 @@ DOWNLOAD_HANDLERS = {
 # (gzip/deflate/br/zstd bombs) by Scrapy's HttpCompressionMiddleware (bytes).
 DOWNLOAD_MAXSIZE = 10 * 1024 * 1024
 DOWNLOAD_WARNSIZE = 5 * 1024 * 1024
+# Media types whose bodies are downloaded; any other response is cut at its headers (robots.txt
+# and sitemaps never are; no Content-Type = kept). Empty = every type is downloaded.
+CONTENT_TYPES_WANTED = [
+    "text/html",
+    "application/xhtml+xml",
+    "application/xml",
+    "text/xml",
+    "application/gzip",
+    "application/x-gzip",
+]
 # Redirect chains longer than this are dropped.
 REDIRECT_MAX_TIMES = 5
 # Scrapy's robots middleware is replaced by the crawl policy gates (robots issue).
@@ -285,6 +313,8 @@ FEED_EXPORT_FIELDS = list(row_fields)
 EXTENSIONS = {
     # Owns the Redis connection (shared or embedded) for every component of this crawl.
     "extensions.state.connection.RedisLifecycle": 0,
+    # Cuts responses of unwanted types at their headers (CONTENT_TYPES_WANTED).
+    "extensions.fetch.content_type.ContentTypeFilter": 100,
     # Logs pages/hosts/errors/elapsed at close; writes CRAWL_SUMMARY_FILE when set.
     "extensions.observe.summary.CrawlSummary": 500,
     # Prometheus endpoint on METRICS_PORT (off while it is 0).
