@@ -56,6 +56,7 @@ URL_FILTER = Table(
     Setting("CRAWL_MAX_DEPTH", "max_depth", int, at_least(1), optional=True),
     Setting("URL_MAX_QUERY_PARAMS", "max_query_params", int, at_least(1), optional=True),
     Setting("URL_MAX_REPEATED_SEGMENTS", "max_repeated_segments", int, at_least(1), optional=True),
+    Setting("URL_SKIP_EXTENSIONS", "skip_extensions", STRINGS),
 )
 
 
