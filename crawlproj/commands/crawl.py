@@ -25,6 +25,7 @@ from extensions.admission.priorities import FRONT_QUEUES, PRIORITIES, priority_w
 from extensions.admission.seen import SEEN
 from extensions.config import FLAG, STRINGS, Setting, Table, at_least
 from extensions.dns.cache import DNS
+from extensions.fetch.content_type import CONTENT_TYPES
 from extensions.fetch.handler import HANDLER
 from extensions.frontier.config import FRONTIER, LEASE, SCHEDULER
 from extensions.observe.metrics import METRICS
@@ -90,6 +91,7 @@ TABLES: tuple[Table[Any], ...] = (
     SCHEDULE,
     RECRAWL,
     HANDLER,
+    CONTENT_TYPES,
     NEARDUP,
     STORE,
     METRICS,

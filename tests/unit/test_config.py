@@ -152,6 +152,11 @@ BAD = [
     ("CRAWL_MAX_DEPTH", -1, "0 or >= 1, not -1"),
     ("URL_MAX_QUERY_PARAMS", -1, "0 or >= 1, not -1"),
     ("URL_MAX_REPEATED_SEGMENTS", -1, "0 or >= 1, not -1"),
+    (
+        "CONTENT_TYPES_WANTED",
+        "text/html,html",
+        "media types like text/html, not ['text/html', 'html']",
+    ),
     ("DNS_CACHE_TTL", 0, "> 0, not 0"),
     ("DNS_CACHE_STALE_MAX", 0, "> 0, not 0"),
     ("DNS_NEGATIVE_TTL", 0, "> 0, not 0"),
