@@ -1,30 +1,122 @@
-"""Outlinks of a fetched page."""
+"""Outlinks of a fetched page, each one a URL `scrapy.Request(url)` accepts.
+
+A page is untrusted input: one `javascript:` or `mailto:` href, or one that does
+not parse, used to raise in the spider's `scrapy.Request(url)` and lose every
+link after it on the page. So each href is resolved on its own, and one that
+cannot be fetched is skipped and counted instead:
+
+- ``crawlproj/links/skipped/scheme``: not http(s) after joining (javascript:,
+  mailto:, tel:, data:, ftp:, ...)
+- ``crawlproj/links/skipped/unparsable``: urljoin or percent-encoding raised
+  (bad IPv6 literal, port out of range, lone surrogate), or no usable host name
+  (empty, white space or control characters in it)
+- ``crawlproj/links/skipped/too_long``: longer than HREF_MAX_CHARS, not even joined
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+from urllib.parse import urljoin, urlsplit
+
+import parsel
+from scrapy.utils.response import get_base_url
+from w3lib.url import safe_url_string
 
 if TYPE_CHECKING:
     from scrapy.http import TextResponse
 
+    from crawlproj.extractors import Stats
+
 # Elements whose href leads to another document worth fetching.
 _LINK_XPATH = "//a/@href | //area/@href"
 
+# Far above the longest request line web servers accept by default (8 KB in Apache
+# and nginx), so nothing fetchable is cut even with URL_MAX_LENGTH = 0; a hostile
+# attribute (100 KB and more) then costs a length check, not a join and an encoding.
+HREF_MAX_CHARS = 32_768
 
-def extract_links(response: TextResponse) -> list[str]:
-    """Absolute URLs of the page's links, in document order, first occurrence only.
+_SKIPPED = "crawlproj/links/skipped/"
 
-    response.urljoin honours <base href>, so relative links resolve the way a
-    browser resolves them. Canonicalization and filtering are the frontier's job.
+
+class SkippedLink(ValueError):
+    """An href that leads to no fetchable URL; `reason` is the stats suffix."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def extract_links(response: TextResponse, stats: Stats | None = None) -> list[str]:
+    """Absolute http(s) URLs of the page's links, in document order, first occurrence only.
+
+    <base href> is honoured, so relative links resolve the way a browser resolves
+    them. Canonicalization and filtering are the frontier's job.
     """
+    base = base_url(response)
     seen: set[str] = set()
     links: list[str] = []
-    for href in response.xpath(_LINK_XPATH).getall():
-        href = href.strip()
-        if not href or href.startswith("#"):
+    for href in _hrefs(response):
+        try:
+            url = resolve_href(base, href)
+        except SkippedLink as skipped:
+            if stats is not None:
+                stats.inc_value(_SKIPPED + skipped.reason)
             continue
-        url = response.urljoin(href)
-        if url not in seen:
+        if url and url not in seen:
             seen.add(url)
             links.append(url)
     return links
+
+
+def _hrefs(response: TextResponse) -> list[str]:
+    selector: parsel.Selector
+    try:
+        selector = response.selector
+    except ValueError:
+        # Scrapy's Selector joins the <base href> when it is built (w3lib raises on a
+        # bad one) even with base_url given; parsel's own Selector does not.
+        selector = parsel.Selector(text=response.text, type="html", base_url=response.url)
+    return selector.xpath(_LINK_XPATH).getall()
+
+
+def base_url(response: TextResponse) -> str:
+    """The page's <base href> joined to its URL; the URL itself when that base
+    does not parse (a browser falls back to the document URL the same way)."""
+    try:
+        base = get_base_url(response)
+    except ValueError:  # w3lib joins the <base href> and raises on a bad one
+        return response.url
+    return base if _fetchable(base) else response.url
+
+
+def resolve_href(base: str, href: str) -> str:
+    """The absolute URL `href` leads to from `base`; "" for an empty or in-page
+    (#fragment) href; SkippedLink when it leads to nothing `scrapy.Request` accepts."""
+    if len(href) > HREF_MAX_CHARS:
+        raise SkippedLink("too_long")
+    href = href.strip()
+    if not href or href.startswith("#"):
+        return ""
+    try:
+        url = urljoin(base, href)
+        scheme = urlsplit(url).scheme
+    except ValueError:
+        raise SkippedLink("unparsable") from None
+    if scheme not in ("http", "https"):
+        raise SkippedLink("scheme")
+    if not _fetchable(url):
+        raise SkippedLink("unparsable")
+    return url
+
+
+def _fetchable(url: str) -> bool:
+    """True when scrapy.Request(url) builds and the URL names a host to connect to."""
+    try:
+        # What scrapy.Request does to its URL (with its default encoding): when this
+        # passes here, it passes there.
+        parts = urlsplit(safe_url_string(url))
+        parts.port  # noqa: B018  (raises ValueError on a port out of range)
+    except ValueError:  # UnicodeError (a lone surrogate, a bad IDNA label) included
+        return False
+    host = parts.hostname or ""
+    return bool(host) and host.isprintable() and " " not in host
