@@ -23,7 +23,9 @@ read by every worker. They are small next to the frontier (per host or per page)
 
 Frontier keys (prefix P = "crawlproj:{<crawl>}", or "crawlproj:{<crawl>:s<i>}"):
     P:front:<p>      list    front queue of priority p: "ip|record" not yet routed
-    P:bq:<ip>        list    back queue of one resolved IP: records (discovery)
+    P:bq:<ip>        list    back queue of one resolved IP, lane 0 (its best-scored records);
+    P:bq:<ip>/<L>    list    lane L = 1 .. priorities-1 of it (the router files a record
+                             in the lane of its score bucket; lease.lua takes the best lane)
     P:rq:<ip>        list    the IP's re-crawl back queue: "R|record"; lease.lua takes
                              from it RECRAWL_SHARE of the fetches the two queues contest
     P:ip:<ip>        hash    politeness state: last_start, last_end, inflight,
@@ -41,7 +43,12 @@ Frontier keys (prefix P = "crawlproj:{<crawl>}", or "crawlproj:{<crawl>:s<i>}"):
     P:pending_hosts  zset    host -> next resolution attempt
     P:stats          hash    counters: queued, admitted, duplicate, leased, lease_expired, ...
     P:host_pages     hash    host -> URLs admitted this crawl (FRONTIER_MAX_PAGES_PER_HOST)
-    P:patterns       hash    trap pattern -> URLs admitted (URL_MAX_PER_PATTERN)
+    P:patterns       hash    URL pattern (extensions/admission/patterns.py) -> trap feedback
+                             "admitted,n,bad,fresh,state,probes" (frontier/lua/traps.lua);
+                             "q|<host><path>" -> query variants admitted (PRIORITY_FACET_MAX)
+    P:trap_hosts     hash    host -> pattern fields it holds (PRIORITY_PATTERNS_PER_HOST)
+    P:closed_patterns set    patterns closed by trap feedback (workers drop their queued URLs)
+    P:host_info      hash    "<host>|r" -> distinct referring hosts, "<host>|s" -> sitemap URLs
     P:paused         string  set = the whole crawl is paused (kill switch)
     P:paused_ips     hash    ip -> the host/IP the operator paused (shared hosting pauses too)
     P:host_stats     hash    "<host>|<counter>" -> count: fetched, status_2xx.., timeout, error
@@ -52,6 +59,8 @@ Crawl-wide keys (prefix G = "crawlproj:{<crawl>}"):
     G:dns:<host>     string  "ok|fail value fresh_until stale_until", shared DNS cache
     G:robots:<origin> string robots.txt verdict JSON, expiring with the verdict
     G:content_hashes hash    content hash (sha256 hex) -> URL of the first page with it
+    G:soft404        hash    origin -> soft-404 probe state JSON (extensions/content/soft404.py):
+                             claimed (HSETNX by the first worker) or the answer's fingerprint
     G:doc:<fp>       string  re-crawl state of one stored URL, JSON (extensions/recrawl/state.py):
                              u, at, visits, etag, lm, ch, th, sh, ref, dup, rate, obs, bucket,
                              cb, d (one string: a hash of long values costs 3x the memory)
@@ -100,8 +109,9 @@ class FrontierKeys:
     def families(self) -> dict[str, str]:
         return {name: self.key(name) + ":" for name in FAMILIES}
 
-    def back_queue(self, ip: str) -> str:
-        return self.key(f"bq:{ip}")
+    def back_queue(self, ip: str, lane: int = 0) -> str:
+        """Lane 0 keeps the pre-lane name, so a crawl queued before lanes resumes."""
+        return self.key(f"bq:{ip}" if lane == 0 else f"bq:{ip}/{lane}")
 
     def ip_state(self, ip: str) -> str:
         return self.key(f"ip:{ip}")
@@ -149,6 +159,11 @@ class FrontierKeys:
     def content_hashes(self) -> str:
         """Exact duplicates: content hash -> first URL (HSETNX, first writer wins)."""
         return f"{self.crawl_prefix}:content_hashes"
+
+    @property
+    def soft404(self) -> str:
+        """Soft-404 probes: origin -> claim or fingerprint (HSETNX claims, one per crawl)."""
+        return f"{self.crawl_prefix}:soft404"
 
     @property
     def neardup(self) -> str:
@@ -217,6 +232,9 @@ FIXED_KEYS = (
     "stats",
     "host_pages",
     "patterns",
+    "trap_hosts",
+    "closed_patterns",
+    "host_info",
     "paused",
     "paused_ips",
     "host_stats",
