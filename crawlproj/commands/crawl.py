@@ -116,7 +116,9 @@ def preflight(settings: BaseSettings, spider_args: dict[str, str]) -> None:
     try:
         check_settings(settings)
         if "seeds" in spider_args:  # none: resume what the frontier holds
-            read_seed_arg(spider_args["seeds"], report=False)
+            read_seed_arg(
+                spider_args["seeds"], report=False, max_length=settings.getint("URL_MAX_LENGTH")
+            )
         compile_block_rules(settings.getlist("URL_BLOCKLIST"))
         if settings.get("REDIS_URL"):
             connect_url(settings.get("REDIS_URL")).close()

@@ -54,4 +54,71 @@ def test_unusable_arguments(arg: str | None, message: str) -> None:
 )
 def test_seed_problem(url: str, problem: str | None) -> None:
     found = seed_problem(url)
-    assert (found is None) if problem is None else (problem in found)
+    assert (found is None) if problem is None else (problem in (found or ""))
+
+
+LONG_URL = "http://a.test/" + "x" * 5000
+
+
+def test_a_long_url_argument_is_a_url_not_a_file_name() -> None:
+    # Path(arg).is_file() raises OSError "File name too long" for this argument.
+    seeds = read_seed_arg(f"http://ok.test/,{LONG_URL}")
+    assert [s.url for s in seeds] == ["http://ok.test/", LONG_URL]
+
+
+def test_a_long_argument_that_is_no_url_is_a_seed_error() -> None:
+    with pytest.raises(SeedError, match="cannot be read: File name too long"):
+        read_seed_arg("x" * 5000)
+
+
+def test_seeds_longer_than_url_max_length_are_logged_and_skipped(tmp_path: Path, caplog) -> None:
+    path = tmp_path / "seeds.txt"
+    path.write_text(f"http://ok.test/\n{LONG_URL}\nhttp://ok.test/{'y' * 985}\n")
+    with caplog.at_level(logging.ERROR):
+        seeds = read_seed_arg(str(path), max_length=1000)
+    assert [s.line_no for s in seeds] == [1, 3]  # line 3 is exactly 1000 characters
+    assert f"{path}:2 " in caplog.text and "longer than URL_MAX_LENGTH=1000" in caplog.text
+    assert "x" * 300 not in caplog.text  # the logged URL is cut
+    assert len(read_seed_arg(str(path), max_length=0)) == 3  # URL_MAX_LENGTH=0: no limit
+
+
+def test_all_seeds_too_long_is_a_seed_error(caplog) -> None:
+    with caplog.at_level(logging.ERROR), pytest.raises(SeedError, match="no valid seed"):
+        read_seed_arg(LONG_URL, max_length=1000)
+    assert "Skipping seed -a seeds 'http://a.test/xx" in caplog.text
+
+
+def test_a_non_utf8_line_is_reported_and_the_rest_kept(tmp_path: Path, caplog) -> None:
+    path = tmp_path / "seeds.txt"
+    path.write_bytes(
+        b"\xef\xbb\xbfhttp://a.test/\n"  # a byte order mark (Notepad) is not part of line 1
+        b"http://b.test/caf\xe9\n"
+        b"# comm\xe9nt\n"
+        b"http://c.test/  # caf\xe9\r\n"
+        b"http://d.test/\n"
+    )
+    with caplog.at_level(logging.ERROR):
+        seeds = read_seed_arg(str(path))
+    assert [(s.url, s.line_no) for s in seeds] == [
+        ("http://a.test/", 1),
+        ("http://c.test/", 4),
+        ("http://d.test/", 5),
+    ]
+    assert len(caplog.records) == 1
+    assert f"{path}:2 'http://b.test/caf\\udce9': not UTF-8" in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("arg", "problem"),
+    [
+        ("http://a.test/caf\udce9", "not UTF-8"),  # undecodable bytes in the command line
+        ("http://a\x01b.test/", "contains control characters"),
+        ("http://a.test/\x7f", "contains control characters"),
+        ("http://[::1/", "not a URL"),
+    ],
+)
+def test_command_line_seeds_that_scrapy_request_refuses(arg: str, problem: str, caplog) -> None:
+    with caplog.at_level(logging.ERROR):
+        seeds = read_seed_arg(f"http://ok.test/,{arg}")
+    assert [s.url for s in seeds] == ["http://ok.test/"]
+    assert f"Skipping seed -a seeds {arg!r}: {problem}" in caplog.text
