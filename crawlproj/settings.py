@@ -38,8 +38,6 @@ FRONTIER_BACK_QUEUES = 1024
 FRONTIER_IP_CONCURRENCY = 1
 # Front-queue weights, priority 0 first: weighted random, so no queue starves.
 FRONTIER_PRIORITY_WEIGHTS = [16, 8, 4, 2, 1]
-# Front queue for a request without meta["frontier_priority"] and Scrapy priority 0.
-FRONTIER_DEFAULT_PRIORITY = 2
 # Seconds a lease lives unacked before re-delivery; 0 = DOWNLOAD_TIMEOUT + 60.
 FRONTIER_LEASE_TTL = 0
 # First 429/503 backoff (s) without Retry-After; doubles per repeat, with jitter.
@@ -68,6 +66,10 @@ FRONTIER_MAX_REDIS_FAILURES = 10
 # Frontier shards (hash tags); 0 = 1 on one Redis, 4 x masters on a cluster; fixed per crawl.
 FRONTIER_SHARDS = 0
 
+SPIDER_MIDDLEWARES = {
+    # Stamps each yielded request with its source and parent (the prioritizer's inputs).
+    "extensions.admission.sources.SourceMiddleware": 950,
+}
 DOWNLOADER_MIDDLEWARES = {
     # Innermost: reports each fetch's end, status and Retry-After to the frontier.
     "extensions.frontier.middleware.FrontierDownloaderMiddleware": 950,
@@ -106,12 +108,58 @@ URL_SKIP_EXTENSIONS = [
 URL_MAX_QUERY_PARAMS = 16
 # A path segment repeated more often than this marks a trap (0 = no limit).
 URL_MAX_REPEATED_SEGMENTS = 3
-# URLs admitted per numeric/date URL shape, e.g. /calendar/<N>/<N> (0 = no cap).
+# URLs admitted per URL pattern, e.g. host/calendar/<N>/<N> or host/shop/?color&size (0 = no cap).
 URL_MAX_PER_PATTERN = 1000
 # Block rules loaded into the crawl's live blocklist at start: host:H, re:REGEX or a glob.
 URL_BLOCKLIST: list[str] = []
 # Seconds between re-reads of the live blocklist (operators change it in Redis).
 URL_BLOCKLIST_REFRESH = 5.0
+
+# --- Crawl budget: the prioritizer, host budgets, trap feedback (extensions/admission/) -------
+# A URL's score (0..100) picks its front queue and its lane in the IP's back queue (bucket 0
+# = the best 100/n points): within an IP the best-scored URL goes first. Local half:
+PRIORITY_SEED_SCORE = 100.0
+PRIORITY_SITEMAP_SCORE = 85.0
+# A link whose parent's score is unknown (a resumed crawl's old records).
+PRIORITY_LINK_SCORE = 50.0
+# A link's share of its parent's score: long link chains sink.
+PRIORITY_INHERIT = 0.85
+# Points off per hop from a seed.
+PRIORITY_DEPTH_PENALTY = 1.0
+# Points off per query parameter, and more per parameter named like a facet/sort/session.
+PRIORITY_PARAM_PENALTY = 5.0
+PRIORITY_FACET_PENALTY = 10.0
+PRIORITY_FACET_PARAMS = [
+    "color", "colour", "size", "sort", "sortby", "sort_by", "order", "orderby", "dir",
+    "filter", "view", "layout", "price", "brand", "material", "style", "facet", "display",
+    "limit", "per_page", "perpage", "show", "mode", "format", "sid", "session", "s",
+]  # fmt: skip
+# Points off a URL that adds a parameter to its parent's already filtered URL (a facet walk).
+PRIORITY_REFINE_PENALTY = 20.0
+# Shared half (admit script): points per doubling of the host's distinct referring hosts, capped.
+PRIORITY_HOST_WEIGHT = 5.0
+PRIORITY_HOST_BONUS_MAX = 20.0
+# Pages per host per crawl: base + per distinct referring host + per URL its sitemaps list
+# (0 base = no sized budget; FRONTIER_MAX_PAGES_PER_HOST stays a hard cap).
+PRIORITY_HOST_BUDGET = 2000
+PRIORITY_HOST_BUDGET_PER_REFERRER = 200
+PRIORITY_HOST_BUDGET_PER_SITEMAP_URL = 1.0
+# Query variants admitted per host + path template (facet combinations; 0 = no cap).
+PRIORITY_FACET_MAX = 30
+# Trap feedback per host + URL pattern: patterns kept per host (then coarser ones).
+PRIORITY_PATTERNS_PER_HOST = 256
+# Outcomes a pattern's duplicate/soft-404 share is averaged over (exponential decay).
+PRIORITY_TRAP_WINDOW = 20.0
+# Outcomes before a pattern is judged; bad shares that demote it and that close it.
+PRIORITY_TRAP_MIN_PAGES = 5
+PRIORITY_TRAP_DEMOTE_SHARE = 0.5
+PRIORITY_TRAP_CLOSE_SHARE = 0.8
+# Points off a demoted pattern's new URLs.
+PRIORITY_DEMOTE_PENALTY = 30.0
+# A closed pattern still admits one URL in this many (a probe), and reopens after this
+# many fresh pages in a row.
+PRIORITY_TRAP_PROBE_EVERY = 50
+PRIORITY_TRAP_REOPEN_AFTER = 3
 
 # --- URL-seen (Bloom filter per worker in front of the exact set in Redis) ------------------
 # Bloom bits per URL key: false-positive rate 6.7e-5 at 20, 8.2e-3 at 10.
@@ -224,6 +272,8 @@ ITEM_PIPELINES = {
     # content_hash + simhash; exact and near duplicates get duplicate_of (index in Redis);
     # a re-fetch matching the stored copy is "unchanged" and not stored again.
     "crawlproj.pipelines.content.ContentDedupPipeline": 300,
+    # Soft-404s: probes each origin once, marks pages near its not-found answer (soft_404).
+    "crawlproj.pipelines.soft404.Soft404Pipeline": 350,
     # Stores each unique body (gzip, content-addressed) before the page's links are followed.
     "crawlproj.pipelines.store.PageStorePipeline": 400,
     # Records the visit: validators, change history and rate, next re-crawl due time.
@@ -231,6 +281,13 @@ ITEM_PIPELINES = {
     # Completes the row (every column present) and releases the spider's checkpoint.
     "crawlproj.pipelines.metadata.MetadataPipeline": 500,
 }
+
+# --- Soft-404s (extensions/content/soft404.py; one probe per origin, shared through Redis) ---
+# Probe each origin with a random path; pages near a 200 answer are not stored or followed.
+SOFT404_ENABLED = True
+# Word-set Jaccard (furniture, URL words, digits out) from which a page is the answer:
+# not-found variants >= 0.67, short real pages <= 0.47 (tests/unit/content/soft404_pages.py).
+SOFT404_MIN_RESEMBLANCE = 0.6
 
 # --- Near-duplicates (main text; simhash index + sketches shared through Redis) -----------
 # Check pages against the simhash index; False = exact (content hash) duplicates only.
