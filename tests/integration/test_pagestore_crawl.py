@@ -53,11 +53,15 @@ def small_web(pages: int = 4, latency_ms: float = 0.0) -> WebSpec:
     )
 
 
+# The twin site's plain text (/notes.txt, its 404 bodies) is stored: not skipped or cut.
+KEEP_TEXT = {"URL_SKIP_EXTENSIONS": "", "CONTENT_TYPES_WANTED": "text/html,text/plain"}
+
+
 def crawl_settings(web: TestWeb, twins: TwinWeb | None = None, **extra: Any) -> dict[str, Any]:
     hosts = web.hosts_map_setting()
     if twins is not None:
         hosts[HOST] = ADDRESS
-    return {"DNS_HOSTS_MAP": hosts, "FRONTIER_DELAY": DELAY, **extra}
+    return {"DNS_HOSTS_MAP": hosts, "FRONTIER_DELAY": DELAY, **KEEP_TEXT, **extra}
 
 
 def new_bucket(moto: MotoServer) -> str:
@@ -186,7 +190,7 @@ def test_replay_reproduces_the_rows_without_a_request(s3_crawl, tmp_path: Path) 
 def test_the_file_store_and_default_feed_behave_the_same(tmp_path: Path) -> None:
     with TwinWeb() as twins:
         seeds = write_seeds(tmp_path / "seeds.txt", [twins.url()])
-        settings = {"DNS_HOSTS_MAP": {HOST: ADDRESS}, "FRONTIER_DELAY": DELAY}
+        settings = {"DNS_HOSTS_MAP": {HOST: ADDRESS}, "FRONTIER_DELAY": DELAY, **KEEP_TEXT}
         proc = start_crawl(seeds, tmp_path / "data", settings, items=None)  # default feed
         _, stderr = proc.communicate(timeout=180)
     assert proc.returncode == 0, stderr[-3000:]
