@@ -9,10 +9,14 @@ importing process never starts one) and exposes what the crawler needs: the host
         ... crawl web.seeds ...
         fetched = {r["url"] for r in web.requests() if r["status"] == 200}
         assert set(web.pages) <= fetched
+
+For the trap webs (WebSpec.traps(), WebSpec.large_site()) the oracle is the generated
+site itself: ``web.real_pages()``, ``web.is_trap(url)``, ``web.is_non_page(url)``.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import selectors
@@ -24,6 +28,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from .sites import Site
 from .spec import HostSpec, WebSpec, assign_ips
 
 __all__ = ["HostSpec", "TestWeb", "WebSpec", "assign_ips"]
@@ -157,6 +162,23 @@ class TestWeb:
     def hosts_map_setting(self) -> dict[str, str]:
         """Value for the crawler's DNS_HOSTS_MAP setting (hostname -> 127.x address)."""
         return dict(self.hosts)
+
+    @functools.cached_property
+    def site(self) -> Site:
+        """The generated web as served (pure: same spec and port, same answers)."""
+        if not self.port:
+            raise RuntimeError("start the TestWeb first: every URL carries its port")
+        return Site(self.spec, self.port)
+
+    def real_pages(self) -> list[str]:
+        """Real HTML pages a budget-wise crawler should fetch (Site.real_pages)."""
+        return self.site.real_pages()
+
+    def is_trap(self, url: str) -> bool:
+        return self.site.is_trap(url)
+
+    def is_non_page(self, url: str) -> bool:
+        return self.site.is_non_page(url)
 
     def requests(self) -> list[dict[str, Any]]:
         """Parsed request-log records so far (a half-written last line is skipped)."""

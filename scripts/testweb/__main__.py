@@ -18,11 +18,13 @@ from .spec import WebSpec
 
 
 def parse_spec(value: str) -> WebSpec:
-    """``demo``, ``many:N:P[:IPS[:LATENCY_MS[:SKEW]]]``, ``shared_ip:N:P`` or a JSON file."""
+    """``demo``, ``traps``, ``large_site``, ``many:N:P[:IPS[:LATENCY_MS[:SKEW]]]``,
+    ``shared_ip:N:P`` or a JSON file."""
     kind, _, rest = value.partition(":")
     args = rest.split(":") if rest else []
-    if value == "demo":
-        return WebSpec.demo()
+    ready = {"demo": WebSpec.demo, "traps": WebSpec.traps, "large_site": WebSpec.large_site}
+    if value in ready:
+        return ready[value]()
     if kind == "many" and len(args) >= 2:
         n, pages = int(args[0]), int(args[1])
         ips = int(args[2]) if len(args) > 2 and args[2] else None
@@ -36,7 +38,9 @@ def parse_spec(value: str) -> WebSpec:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m scripts.testweb", description=__doc__)
-    parser.add_argument("--spec", default="demo", help="demo | many:N:P[:IPS] | FILE.json")
+    parser.add_argument(
+        "--spec", default="demo", help="demo | traps | large_site | many:N:P[:IPS] | FILE.json"
+    )
     parser.add_argument("--port", type=int, default=0, help="0 = pick a free port")
     parser.add_argument("--log", default=None, help="JSONL request log path")
     parser.add_argument("--lifetime", type=float, default=600.0, help="seconds before exit")

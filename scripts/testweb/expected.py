@@ -15,10 +15,15 @@ from .spec import HostSpec
 RouteLookup = Callable[[str, str], Route]  # (host, path) -> what the site serves there
 
 
-def normalize(url: str) -> str:
-    """Drop the fragment and utm_* parameters: the aliases a crawler should collapse."""
+def normalize(url: str, drop: frozenset[str] = frozenset()) -> str:
+    """Drop the fragment, utm_* parameters and `drop` names: the aliases a crawler should
+    collapse (`drop`: the session parameters of a web that has them)."""
     parts = urlsplit(url)
-    query = [(k, v) for k, v in parse_qsl(parts.query, True) if not k.startswith("utm_")]
+    query = [
+        (k, v)
+        for k, v in parse_qsl(parts.query, True)
+        if not k.startswith("utm_") and k not in drop
+    ]
     return urlunsplit((parts.scheme, parts.netloc, parts.path or "/", urlencode(query), ""))
 
 
@@ -34,12 +39,18 @@ def robots_checker(h: HostSpec) -> Callable[[str], bool]:
 
 
 def polite_pages(
-    starts: Iterable[str], hosts: Iterable[HostSpec], port: int, route: RouteLookup
+    starts: Iterable[str],
+    hosts: Iterable[HostSpec],
+    port: int,
+    route: RouteLookup,
+    listed: tuple[str, ...] = ("page", "trap"),
+    canonical: Callable[[str], str] = normalize,
 ) -> list[str]:
-    """BFS from `starts` over normalised links, obeying robots and guarding traps.
+    """BFS from `starts` over canonical links, obeying robots and guarding traps.
 
-    Redirects are followed but not listed; trap pages are listed only when linked
-    from a non-trap page (the entry), and links out of trap pages are not followed.
+    Redirects are followed but not listed; 200 routes of a `listed` kind are listed
+    (old trap pages only when linked from a page: the entry), and only page links are
+    followed.
     """
     robots = {h.name: robots_checker(h) for h in hosts}
     prefix = "http://"
@@ -49,7 +60,7 @@ def polite_pages(
     while queue:
         url = queue.popleft()
         if "#" in url or "?" in url:  # fast path: most links are already canonical
-            url = normalize(url)
+            url = canonical(url)
         if url in seen:
             continue
         seen.add(url)
@@ -63,7 +74,7 @@ def polite_pages(
         found = route(host, "/" + path)
         if found.location and 300 <= found.status < 400:
             queue.append(found.location)
-        elif found.kind in ("page", "trap") and found.status == 200:
+        elif found.kind in listed and found.status == 200:
             result.append(url)
             if found.kind == "page":
                 queue.extend(link.target for link in found.links)

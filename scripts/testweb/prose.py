@@ -10,9 +10,10 @@ from __future__ import annotations
 import hashlib
 import html
 import random
+from collections.abc import Sequence
 from urllib.parse import urlsplit
 
-from .routes import Route, original
+from .routes import HTML, Link, Route, original
 
 _WORD_TEXT = (
     "crawler frontier polite fetch robots queue host address latency budget delay "
@@ -82,3 +83,22 @@ def render(seed: int, host: str, path: str, route: Route, version: int = 0) -> b
         f"</head>\n<body><h1>{title}</h1>\n{prose}<ul>\n{items}</ul></body></html>\n"
     )
     return doc.encode()
+
+
+def template(
+    kind: str, title: str, paragraphs: Sequence[str], anchors: Sequence[tuple[Link, str]]
+) -> Route:
+    """A templated page (calendar day, soft 404, trap level): fixed words around a few
+    values, so pages of one template are near duplicates of each other, as on real sites."""
+    items = "".join(
+        f'<li><a href="{html.escape(link.href)}">{html.escape(label)}</a></li>\n'
+        for link, label in anchors
+    )
+    prose = "".join(f"<p>{html.escape(p)}</p>\n" for p in paragraphs)
+    head = html.escape(title)
+    doc = (
+        f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{head}</title></head>\n'
+        f"<body><h1>{head}</h1>\n{prose}<ul>\n{items}</ul></body></html>\n"
+    )
+    links = tuple(link for link, _ in anchors)
+    return Route(kind, 200, title=title, links=links, body=doc.encode(), headers=HTML)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import functools
 import gzip
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -18,6 +20,10 @@ LAST_MODIFIED = "Mon, 01 Jan 2024 00:00:00 GMT"
 UTM_QUERY = "utm_source=x&utm_medium=y"
 SITEMAP_INDEX = "/sitemap_index.xml.gz"
 ORPHAN = "/orphan"
+# Route kinds of the trap families (Site.is_trap) and of linked non-HTML files (is_non_page).
+TRAP_KINDS = frozenset({"trap", "facet", "soft404", "session", "calendar", "growth", "longurl"})
+NON_PAGE_KINDS = frozenset({"source", "file"})
+HTML = (("Content-Type", "text/html; charset=utf-8"),)
 
 
 @dataclass(frozen=True)
@@ -30,7 +36,7 @@ class Link:
 class Route:
     """Abstract resource: enough to render it and to walk the link graph."""
 
-    kind: str  # page | trap | redirect | robots | missing | override
+    kind: str  # page | redirect | robots | missing | override | a TRAP_KINDS | NON_PAGE_KINDS
     status: int = 200
     title: str = ""
     links: tuple[Link, ...] = ()
@@ -39,6 +45,12 @@ class Route:
     body: bytes | None = None  # fixed body (robots, errors); pages render lazily
     headers: tuple[tuple[str, str], ...] = ()
     size_kb: int = 0  # > 0: pad the rendered body with prose to about this size
+
+
+# A trap family's handler: (match on the path, the query string) -> its route, or None
+# when the path is not one it serves. UrlFor spells a path of the family's own host.
+FamilyHandler = Callable[[re.Match[str], str], "Route | None"]
+UrlFor = Callable[[str], str]
 
 
 @dataclass(frozen=True)
@@ -63,7 +75,7 @@ def original(path: str) -> str:
 @functools.cache
 def gzip_bomb(mib: int) -> Route:
     """A small gzip body that inflates to `mib` MiB of zeros (built once per size)."""
-    body = gzip.compress(b"\0" * (mib << 20), compresslevel=9)
+    body = gzip.compress(b"\0" * (mib << 20), compresslevel=9, mtime=0)  # same bytes each run
     headers = (("Content-Type", "text/html"), ("Content-Encoding", "gzip"))
     return Route("bomb", 200, body=body, headers=headers)
 
@@ -74,3 +86,9 @@ def text_headers(extra: dict[str, str]) -> dict[str, str]:
 
 def plain() -> tuple[tuple[str, str], ...]:
     return (("Content-Type", "text/plain; charset=utf-8"),)
+
+
+def with_param(url: str, name: str, value: str) -> str:
+    """`url` (absolute or relative) with name=value appended to its query, fragment kept."""
+    head, sep, fragment = url.partition("#")
+    return f"{head}{'&' if '?' in head else '?'}{name}={value}{sep}{fragment}"

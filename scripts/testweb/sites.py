@@ -11,6 +11,7 @@ are in ``routes.py``, their prose in ``prose.py``, the expected-page walk in
 
 from __future__ import annotations
 
+import functools
 import gzip
 import hashlib
 import posixpath
@@ -23,13 +24,16 @@ from email.utils import formatdate
 from urllib.parse import urlsplit
 
 from .changes import ChangeClock
-from .expected import polite_pages
+from .expected import normalize, polite_pages
+from .families import Extras
 from .prose import render, seeded_rng
 from .routes import (
     LAST_MODIFIED,
+    NON_PAGE_KINDS,
     ORPHAN,
     SITEMAP_INDEX,
     TRAP_ENTRIES,
+    TRAP_KINDS,
     UTM_QUERY,
     Link,
     Response,
@@ -40,7 +44,7 @@ from .routes import (
     plain,
     text_headers,
 )
-from .spec import HostSpec, WebSpec, assign_ips
+from .spec import SESSION_PARAMS, HostSpec, WebSpec, assign_ips
 
 Handler = Callable[[HostSpec, re.Match[str]], Route | None]
 
@@ -56,6 +60,9 @@ class Site:
         self._names = [h.name for h in spec.hosts]
         self._index = {name: i for i, name in enumerate(self._names)}
         self._tables = {h.name: self._route_table(h) for h in spec.hosts}
+        self._extras = {
+            h.name: Extras(h, functools.partial(self.url, h.name), spec.seed) for h in spec.hosts
+        }
         # Time 0 of the change processes: the spec's, else now (the server's start).
         epoch = spec.epoch or time.time()
         self.clocks = {
@@ -131,11 +138,13 @@ class Site:
                 location=headers.get("Location"),
                 body=f"status {status}\n".encode(),
             )
+        extras = self._extras[host]
         for pattern, handler in self._tables[host]:
             match = pattern.fullmatch(bare)
             if match and (found := handler(spec, match)) is not None:
-                return found
-        return Route("missing", 404, body=b"not found\n")
+                return extras.finish(bare, path, found)
+        found = extras.lookup(bare, path.partition("?")[2]) if extras.table else None
+        return extras.finish(bare, path, found)
 
     def respond(self, host: str, path: str, hit: int = 0, at: float | None = None) -> Response:
         """Bytes to send; ``hit`` = earlier requests of this (host, path) for overrides,
@@ -196,12 +205,16 @@ class Site:
         headers = (("Content-Type", "application/x-gzip"),)
         return Route("sitemap", 200, body=gzip.compress(body.encode(), mtime=0), headers=headers)
 
-    def _sitemap(self, h: HostSpec) -> Route:
+    def sitemap_paths(self, h: HostSpec) -> list[str]:
+        """The real pages a sitemap host lists: /page/N, the orphan, its families' pages."""
         paths = [f"/page/{n}" for n in range(1, h.pages + 1)] + [ORPHAN]
+        return paths + self._extras[h.name].real
+
+    def _sitemap(self, h: HostSpec) -> Route:
         entries = "".join(
             f"<url><loc>{self.url(h.name, p)}</loc>"
             f"<lastmod>{self._lastmod(h.name, p)}</lastmod></url>"
-            for p in paths
+            for p in self.sitemap_paths(h)
         )
         body = (
             '<?xml version="1.0" encoding="UTF-8"?>\n'
@@ -309,6 +322,36 @@ class Site:
         # A crawler that reads sitemaps reaches the orphan pages they list too.
         orphans = [self.url(h.name, ORPHAN) for h in self.spec.hosts if h.sitemap]
         return polite_pages(self.seeds() + orphans, self.spec.hosts, self.port, self.route)
+
+    def real_pages(self) -> list[str]:
+        """The real HTML pages reachable from the seeds and sitemaps, obeying robots: no
+        trap, soft-404, facet, session duplicate or non-page file; redirects followed but
+        not listed. A session link counts as its token-free page (the sitemaps list them)."""
+        hosts = self.spec.hosts
+        starts = self.seeds() + [
+            self.url(h.name, p) for h in hosts if h.sitemap for p in self.sitemap_paths(h)
+        ]
+        drop = frozenset(SESSION_PARAMS[h.session] for h in hosts if h.session)
+        canonical = functools.partial(normalize, drop=drop)
+        return polite_pages(starts, hosts, self.port, self.route, ("page",), canonical)
+
+    def kind(self, url: str) -> str:
+        """The route kind this web serves at `url` ("foreign" off the web)."""
+        parts = urlsplit(url)
+        if parts.hostname not in self._specs or parts.port != self.port:
+            return "foreign"
+        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        return self.route(parts.hostname, path).kind
+
+    def is_trap(self, url: str) -> bool:
+        """True for every URL of a trap family: the old calendar and /trap/a, facet pages,
+        soft 404s (and their redirects), session duplicates, calendars, growing paths,
+        long URLs."""
+        return self.kind(url) in TRAP_KINDS
+
+    def is_non_page(self, url: str) -> bool:
+        """True for the linked non-HTML files: source listings, the image, PDF and zip."""
+        return self.kind(url) in NON_PAGE_KINDS
 
 
 def _href(site: Site, h: HostSpec, host: str, path: str, base_dir: str, rng: random.Random) -> str:

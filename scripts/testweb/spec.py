@@ -20,6 +20,23 @@ DEFAULT_BASE_IP = "127.0.10.1"
 # ``times`` requests of that path get the override (None/absent = every request).
 StatusOverride = tuple[int, dict[str, str], int | None]
 
+FACET_VARIANTS = ("shuffled", "tracking", "view", "slugs")
+SOFT404_STYLES = ("links", "short", "themed", "redirect")
+# Session style -> its query parameter: names the canonicalizer does not know
+# (extensions/admission/canonical.py DEFAULT_SESSION_PARAMS), so only content tells.
+SESSION_PARAMS = {"hex": "s", "counter": "visit"}
+CALENDAR_STYLES = ("events", "archive")
+PATH_GROWTH_STYLES = ("segments", "counter")
+LONG_URL_STYLES = ("query", "path")
+MAX_SHOP_CATEGORIES = 8
+MAX_GUIDE_LEVELS = 4
+
+
+def _check(name: str, values: list[str], allowed: tuple[str, ...]) -> None:
+    unknown = [v for v in values if v not in allowed]
+    if unknown:
+        raise ValueError(f"{name}: unknown {unknown}; use any of {list(allowed)}")
+
 
 @dataclass
 class HostSpec:
@@ -54,6 +71,44 @@ class HostSpec:
     # Poisson process of that rate (seeded, so tests and benchmarks know every change
     # time: scripts/testweb/changes.py). ETag and Last-Modified follow the changes.
     change_rates: dict[str, float] = field(default_factory=dict)
+    # ---- trap families and non-page files (issue #12), all off by default --------
+    # /shop/: this many categories of real product pages, and the faceted-filter trap
+    # (?color=..&size=..&sort=..&page=..) on every category page.
+    shop_categories: int = 0
+    shop_products: int = 10
+    # Facet link styles, any of FACET_VARIANTS: "shuffled" parameter order, a "tracking"
+    # ref= parameter, an unknown "view"=grid|list parameter, "slugs" for product names.
+    facet_variants: list[str] = field(default_factory=list)
+    # Unknown paths: "" a real 404; "links", "short", "themed" a 200 "not found" page
+    # (with fresh random links, a line, a long themed page); "redirect" a 302 home.
+    soft404: str = ""
+    # A per-render session token on every same-host link: "hex" (?s=), "counter" (?visit=).
+    session: str = ""
+    # Endless calendars, any of "events" (/events?year=&month=), "archive" (/archive/Y/M/D/).
+    calendars: list[str] = field(default_factory=list)
+    # Endless paths, any of "segments" (/docs/v1/more/more2/), "counter" (/gallery/p1/p2).
+    path_growth: list[str] = field(default_factory=list)
+    # URLs growing each hop until above 1000 characters: "query" (/search?q=), "path" (/filter/).
+    long_urls: list[str] = field(default_factory=list)
+    # Fan-out per level of a /guide/ tree of real pages (at most 4 levels), e.g. [4, 5, 8].
+    guide: list[int] = field(default_factory=list)
+    # /_sources/page-<n>.txt (text/plain) linked from /page/<n>, as Sphinx sites do.
+    sources: bool = False
+    # An image, a PDF and a zip linked from every real page.
+    attachments: bool = False
+
+    def __post_init__(self) -> None:
+        # A misspelt variant would silently build a web without that trap.
+        _check("facet_variants", self.facet_variants, FACET_VARIANTS)
+        _check("soft404", [self.soft404] if self.soft404 else [], SOFT404_STYLES)
+        _check("session", [self.session] if self.session else [], tuple(SESSION_PARAMS))
+        _check("calendars", self.calendars, CALENDAR_STYLES)
+        _check("path_growth", self.path_growth, PATH_GROWTH_STYLES)
+        _check("long_urls", self.long_urls, LONG_URL_STYLES)
+        if not 0 <= self.shop_categories <= MAX_SHOP_CATEGORIES:
+            raise ValueError(f"{self.name}: shop_categories must be 0..{MAX_SHOP_CATEGORIES}")
+        if len(self.guide) > MAX_GUIDE_LEVELS or any(n < 1 for n in self.guide):
+            raise ValueError(f"{self.name}: guide is up to {MAX_GUIDE_LEVELS} fan-outs >= 1")
 
     @property
     def group(self) -> str:
@@ -195,6 +250,56 @@ class WebSpec:
             for i in range(n_hosts)
         ]
         return cls(hosts=hosts)
+
+    @classmethod
+    def large_site(cls) -> WebSpec:
+        """One host where ~270 real pages (a 3-level guide, a shop, a sitemap) share the
+        host with facets, an archive calendar and themed soft-404s."""
+        return cls(hosts=[_mixed_host("mall.test", None)])
+
+    @classmethod
+    def traps(cls) -> WebSpec:
+        """7 hosts on 5 IPs, every trap family at least twice with different variants
+        among ~860 real pages: the crawl-budget acceptance web (Site.real_pages/is_trap)."""
+        return cls(hosts=[_mixed_host("mall.test", None), *_shop_hosts(), *_text_hosts()])
+
+
+def _shop_hosts() -> list[HostSpec]:
+    # Two shops on one address: facets with tracking and view parameters, plain facets.
+    store = HostSpec("store.test", "shops", pages=30, shop_categories=5, shop_products=12)
+    store.facet_variants, store.soft404 = ["tracking", "view"], "short"
+    market = HostSpec("market.test", "shops", pages=20, shop_categories=3)
+    market.calendars, market.long_urls = ["events"], ["query"]
+    return [store, market]
+
+
+def _text_hosts() -> list[HostSpec]:
+    news = HostSpec("news.test", pages=120, session="hex", sitemap=True, soft404="links")
+    news.calendars = ["events", "archive"]
+    forum = HostSpec("forum.test", pages=100, session="counter", sitemap=True)
+    forum.soft404, forum.long_urls = "redirect", ["path"]
+    # Two documentation hosts on one address: the old traps and both path growths.
+    docs = HostSpec("docs.test", "docs", pages=80, trap=True, guide=[3, 4, 5], sources=True)
+    docs.attachments, docs.path_growth = True, ["segments", "counter"]
+    wiki = HostSpec("wiki.test", "docs", pages=60, path_growth=["counter"], sources=True)
+    wiki.long_urls = ["query", "path"]
+    return [news, forum, docs, wiki]
+
+
+def _mixed_host(name: str, ip_group: str | None) -> HostSpec:
+    return HostSpec(
+        name,
+        ip_group,
+        pages=40,
+        guide=[4, 5, 8],
+        shop_categories=4,
+        facet_variants=["shuffled", "slugs"],
+        calendars=["archive"],
+        soft404="themed",
+        sitemap=True,
+        sources=True,
+        attachments=True,
+    )
 
 
 def _host_sizes(n_hosts: int, per_host: int, skew: float | None) -> list[int]:

@@ -1,0 +1,151 @@
+"""A shop section: real category and product pages, and the faceted-navigation trap.
+
+Faceted filters are the largest crawl-budget sink of real shops: every category page links
+filter, sort, pagination and view variants of itself, each a 200 near duplicate showing the
+same or a reordered subset of the products, and every variant links one more parameter or
+one changed value, so the combinations multiply. The real pages (/shop/, categories,
+products) are all linked without a query, so a crawler that closes the facet pattern loses
+no real page. Variants (HostSpec.facet_variants): "shuffled" parameter order per link, a
+"tracking" ref= parameter, an unknown "view" parameter, "slugs" for product names.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import parse_qsl, urlencode
+
+from .prose import WORDS, seeded_rng
+from .routes import FamilyHandler, Link, Route, UrlFor
+from .spec import HostSpec
+
+CATEGORIES = ("shoes", "shirts", "bags", "hats", "jackets", "socks", "watches", "scarves")
+FACETS: dict[str, tuple[str, ...]] = {
+    "color": ("red", "blue", "green", "black"),
+    "size": ("s", "m", "l", "xl"),
+    "brand": ("acme", "nova", "zenith"),
+    "sort": ("price", "name", "new"),
+}
+FILTERS = ("color", "size", "brand")
+VIEWS = ("grid", "list")
+PARAM_ORDER = ("color", "size", "brand", "sort", "page", "view")
+PAGE_SIZE = 4  # products per ?page=
+
+
+class Shop:
+    """The /shop/ section of one host."""
+
+    def __init__(self, h: HostSpec, url: UrlFor, seed: int) -> None:
+        self.h, self.url, self.seed = h, url, seed
+        self.variants = frozenset(h.facet_variants)
+        self.categories = CATEGORIES[: h.shop_categories]
+        self.names = {cat: [self._name(cat, n) for n in self._numbers()] for cat in self.categories}
+        self.number_of = {
+            cat: {s: i + 1 for i, s in enumerate(ns)} for cat, ns in self.names.items()
+        }
+
+    def _numbers(self) -> range:
+        return range(1, self.h.shop_products + 1)
+
+    def _name(self, cat: str, n: int) -> str:
+        if "slugs" not in self.variants:
+            return f"item-{n}"
+        rng = seeded_rng(self.seed, "product", self.h.name, cat, n)
+        return f"{rng.choice(WORDS)}-{rng.choice(WORDS)}-{n}"
+
+    def table(self) -> list[tuple[str, FamilyHandler]]:
+        return [
+            (r"/shop/", lambda m, q: self._index()),
+            (r"/shop/([a-z]+)/", self._category),
+            (r"/shop/([a-z]+)/([a-z0-9-]+)", self._product),
+        ]
+
+    def entries(self) -> list[str]:
+        return ["/shop/"]
+
+    def real_paths(self) -> list[str]:
+        out = ["/shop/"] + [f"/shop/{cat}/" for cat in self.categories]
+        return out + [f"/shop/{cat}/{name}" for cat in self.categories for name in self.names[cat]]
+
+    # ---- real pages --------------------------------------------------------------
+    def _index(self) -> Route:
+        links = [Link(self.url(f"/shop/{cat}/"), f"{cat}/") for cat in self.categories]
+        links.append(Link(self.url("/"), "/"))
+        return Route("page", title=f"{self.h.name} shop", links=tuple(links))
+
+    def _product(self, m: re.Match[str], query: str) -> Route | None:
+        cat, name = m.group(1), m.group(2)
+        n = self.number_of.get(cat, {}).get(name)
+        if n is None:
+            return None
+        names = self.names[cat]
+        related = {names[n % len(names)], names[n - 2]}  # the next and previous products
+        links = [Link(self.url(f"/shop/{cat}/"), "./"), Link(self.url("/shop/"), "../")]
+        links += [Link(self.url(f"/shop/{cat}/{r}"), r) for r in sorted(related - {name})]
+        links.append(Link(self.url("/"), "/"))
+        return Route("page", title=f"{self.h.name} {cat} {name}", links=tuple(links))
+
+    def _category(self, m: re.Match[str], query: str) -> Route | None:
+        cat = m.group(1)
+        if cat not in self.names:
+            return None
+        pairs = [(k, v) for k, v in parse_qsl(query, True) if not k.startswith("utm_")]
+        state = {k: v for k, v in pairs if k in PARAM_ORDER}
+        shown = self._listing(cat, state)
+        links = [Link(self.url("/shop/"), "../")]
+        links += [Link(self.url(f"/shop/{cat}/{name}"), name) for name in shown]
+        links += self._facet_links(cat, state, len(self._matching(cat, state)))
+        links.append(Link(self.url("/"), "/"))
+        title = f"{self.h.name} shop {cat}"
+        if not pairs:  # utm aliases are the category itself; any other parameter a facet
+            return Route("page", title=title, links=tuple(links))
+        described = ", ".join(f"{k}={v}" for k, v in pairs)
+        return Route("facet", title=f"{title} ({described})", links=tuple(links))
+
+    # ---- facets --------------------------------------------------------------------
+    def _attribute(self, cat: str, n: int, facet: str) -> str:
+        i = self.categories.index(cat)
+        values = FACETS[facet]
+        return values[{"color": n + i, "size": 3 * n + i, "brand": n}[facet] % len(values)]
+
+    def _matching(self, cat: str, state: dict[str, str]) -> list[int]:
+        wanted = [(f, state[f]) for f in FILTERS if f in state]
+        return [
+            n for n in self._numbers() if all(self._attribute(cat, n, f) == v for f, v in wanted)
+        ]
+
+    def _listing(self, cat: str, state: dict[str, str]) -> list[str]:
+        """The category's products (names) a filter/sort/page state shows."""
+        numbers = self._matching(cat, state)
+        sort = state.get("sort")
+        if sort == "price":
+            numbers.sort(key=lambda n: (n * 37 + len(cat)) % 89)
+        elif sort == "name":
+            numbers.sort(key=lambda n: self.names[cat][n - 1])
+        elif sort == "new":
+            numbers.reverse()
+        if "page" in state:
+            page = int(state["page"]) if state["page"].isdigit() else 1
+            numbers = numbers[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
+        return [self.names[cat][n - 1] for n in numbers]
+
+    def _facet_links(self, cat: str, state: dict[str, str], matching: int) -> list[Link]:
+        """One more parameter or one changed value of the current state, per link."""
+        targets = [{**state, f: v} for f, values in FACETS.items() for v in values]
+        pages = max(1, -(-matching // PAGE_SIZE))
+        targets += [{**state, "page": str(p)} for p in range(1, pages + 1)]
+        if "view" in self.variants:
+            targets += [{**state, "view": v} for v in VIEWS]
+        targets = [t for t in targets if t != state]
+        return [self._facet_link(cat, state, t, i) for i, t in enumerate(targets)]
+
+    def _facet_link(self, cat: str, source: dict[str, str], target: dict[str, str], i: int) -> Link:
+        keys = sorted(target, key=PARAM_ORDER.index)
+        if "shuffled" in self.variants:
+            seeded_rng(self.seed, "order", self.h.name, cat, sorted(source.items()), i).shuffle(
+                keys
+            )
+        pairs = [(k, target[k]) for k in keys]
+        if "tracking" in self.variants:  # one filter state under as many URLs as sources
+            pairs.append(("ref", f"side{len(source)}"))
+        query = urlencode(pairs)
+        return Link(self.url(f"/shop/{cat}/?{query}"), f"?{query}")
