@@ -1,0 +1,142 @@
+"""Soft-404s: a host that answers 200 for pages that do not exist, and how to tell.
+
+Why: such a host turns every broken link into a "page", and a not-found page
+that links random paths (or echoes the requested one into its links) is an
+infinite trap. As archival crawlers do, the crawl asks each origin once for a
+path that cannot exist (``probe_url``) and remembers what the answer looks
+like (``learn``); a later page near that answer is a soft-404 (``judge``).
+
+The answer is compared by its words, not a simhash: not-found pages are short
+(a simhash of under 50 words is noise, see NEARDUP_MIN_WORDS), and what varies
+between two of them is a handful of words (the echoed path, a few random
+links), which a word-set Jaccard tolerates at any length. Two things would
+drown that signal, so they are taken out first:
+
+- the URL's own words (``/no-such-page`` echoed as "no such page"): each page
+  loses the words of its own requested path;
+- the site's furniture: on a layout of plain ``<div>``s a short page's text is
+  mostly menu and footer (main_text.py falls back to the visible text), so a
+  contact page and the not-found page would share 90% of their words. The
+  page that made the crawl probe the host (its first 200 HTML page) is the
+  reference: words the probe's answer shares with it are furniture, and both
+  sides are compared without them.
+
+An answer with fewer than MIN_OWN_WORDS words of its own (the host serves its
+home page, or an app shell, for every path) cannot be told from a real page
+by its text: only the redirect rule applies then. Redirect rule: when the
+probe was redirected (unknown paths 302 to the home page or to /404.html), a
+page redirected from another path to the same final URL is a soft-404.
+
+The thresholds were chosen on tests/unit/content/soft404_pages.py: six kinds
+of not-found page on three site layouts against short real pages of the same
+sites (contact, tag, about pages); the test prints the margins.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from dataclasses import dataclass
+from urllib.parse import unquote, urlsplit
+
+from extensions.content.fingerprint import tokens
+from extensions.content.main_text import page_text
+from extensions.content.visible_text import visible_text
+
+PROBE_SUFFIX = "-crawlproj-probe"
+# request.meta of a probe (it rides in the frontier's record), and response.meta of
+# the page whose origin the spider is to probe (set by the pipeline that claimed it).
+PROBE_META = "soft404_probe"
+SEND_PROBE_META = "soft404_send_probe"
+# Distinct words kept of a page or an answer: a not-found page is short, and a page
+# longer than this is far from one whatever its other words.
+MAX_WORDS = 2000
+# Of the reference page: every furniture word matters, the footer's last ones too.
+MAX_REFERENCE_WORDS = 5000
+# Words of its own (not shared with the reference page) the probe's answer needs
+# before its text can mark pages; fewer: the redirect rule only.
+MIN_OWN_WORDS = 2
+_DIGIT = re.compile(r"\d")
+
+Words = frozenset[str]
+
+
+def origin_of(url: str) -> str:
+    """scheme://host[:port] of a URL: what a probe answers for."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}".lower()
+
+
+def probe_url(url: str) -> str:
+    """A path on url's origin that no site has: 16 random hex digits + PROBE_SUFFIX."""
+    return f"{origin_of(url)}/{secrets.token_hex(8)}{PROBE_SUFFIX}"
+
+
+def url_words(url: str) -> Words:
+    """Words of a URL's path and query (a template echoing the path shows them)."""
+    parts = urlsplit(url)
+    return frozenset(tokens(unquote(f"{parts.path} {parts.query}")))
+
+
+def page_words(html: str | bytes, requested_url: str) -> Words:
+    """What a page says, as compared here: its main text's distinct words (the
+    visible text's where the main text is too short), without its URL's words."""
+    return _distinct(tokens(page_text(html).text), MAX_WORDS) - url_words(requested_url)
+
+
+def reference_words(html: str | bytes, url: str) -> Words:
+    """Every word a reader sees on a real page of the origin: its main text and its
+    visible text, furniture and all (short pages are compared by their visible text)."""
+    words = tokens(page_text(html).text) + tokens(visible_text(html))
+    return _distinct(words, MAX_REFERENCE_WORDS) - url_words(url)
+
+
+def _distinct(words: list[str], cap: int) -> Words:
+    """Distinct words without digits, the first `cap` of them: what differs between
+    two answers of one not-found template is mostly request ids, times and counters."""
+    distinct = [w for w in dict.fromkeys(words) if not _DIGIT.search(w)]
+    return frozenset(distinct[:cap])
+
+
+@dataclass(frozen=True)
+class NotFoundPrint:
+    """What the origin's answer to a path that cannot exist looks like."""
+
+    final_url: str  # where the probe was redirected to; "" when it answered in place
+    own: Words  # the answer's words the reference page does not have
+    furniture: Words  # the answer's words the reference page has too
+
+    @property
+    def by_text(self) -> bool:
+        """The answer has enough words of its own to recognise pages by."""
+        return len(self.own) >= MIN_OWN_WORDS
+
+    def resemblance(self, words: Words) -> float:
+        """Jaccard of a page's and the answer's words, furniture left out."""
+        mine = words - self.furniture
+        union = len(mine | self.own)
+        return len(mine & self.own) / union if union else 0.0
+
+
+def learn(answer: Words, reference: Words | None, final_url: str) -> NotFoundPrint:
+    """The fingerprint of a probe's 200 answer; reference: the words of a real page
+    of the origin (furniture is what both have). Without one nothing tells the
+    furniture apart, so the answer's words stay unused (the redirect rule only)."""
+    if reference is None:
+        return NotFoundPrint(final_url, frozenset(), answer)
+    furniture = answer & reference
+    return NotFoundPrint(final_url, answer - furniture, furniture)
+
+
+def judge(
+    print_: NotFoundPrint, words: Words, requested_url: str, final_url: str, threshold: float
+) -> bool:
+    """A 200 page of the origin is a soft-404 (see the module docstring)."""
+    if urlsplit(requested_url).path in ("", "/"):
+        # The root is never missing: a host that serves its home page for every path
+        # makes the home page look like the answer, and http://h/ -> https://h/ ends
+        # where a probe redirected to the home page does.
+        return False
+    if print_.final_url and final_url == print_.final_url and requested_url != final_url:
+        return True
+    return print_.by_text and print_.resemblance(words) >= threshold

@@ -1,0 +1,122 @@
+"""What each origin's soft-404 probe found, shared by every worker (G:soft404 in keys.py).
+
+One hash, origin -> state JSON. The first worker to see a 200 HTML page of an
+origin claims it (HSETNX: one probe per origin per crawl, whichever worker wins)
+and stores that page's words with the claim: they are the reference the answer
+is compared with (soft404.py). The probe's answer then replaces the claim:
+``honest`` (not a 200) or ``soft`` with the answer's fingerprint; the reference
+is dropped then, so an origin costs a few bytes, or its answer's words.
+
+Workers keep the settled states they read (they never change within a crawl,
+except when a re-crawl fetches the probe again and settles it anew), up to
+CACHE_ORIGINS of them; a claimed origin is read again at most every
+CLAIM_RECHECK_S, so a probe that never answers (dropped by robots.txt, failed
+to download) costs one read per origin per interval, and its pages go unchecked.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from extensions.content.soft404 import NotFoundPrint, Words
+from extensions.state.connection import as_str
+
+CLAIMED = "claimed"  # a worker sent the probe; no answer yet
+HONEST = "honest"  # the probe got a non-200 answer: the origin's 200s are real pages
+SOFT = "soft"  # the probe got a 200: `print` says what it looks like
+CLAIM_RECHECK_S = 10.0
+CACHE_ORIGINS = 4096
+
+
+@dataclass(frozen=True)
+class OriginState:
+    kind: str  # CLAIMED | HONEST | SOFT
+    reference: Words = frozenset()  # CLAIMED: words of the page that claimed the origin
+    print: NotFoundPrint | None = None  # SOFT only
+
+    def encode(self) -> str:
+        record: dict[str, Any] = {"k": self.kind}
+        if self.reference:
+            record["ref"] = sorted(self.reference)
+        if self.print is not None:
+            p = self.print
+            record.update(final=p.final_url, own=sorted(p.own), furn=sorted(p.furniture))
+        return json.dumps(record, separators=(",", ":"), ensure_ascii=False)
+
+    @classmethod
+    def decode(cls, raw: str) -> OriginState:
+        """ValueError when raw is not a state this module wrote."""
+        try:
+            record = json.loads(raw)
+            kind = record["k"]
+            print_ = None
+            if kind == SOFT:
+                own, furniture = frozenset(record["own"]), frozenset(record["furn"])
+                print_ = NotFoundPrint(record["final"], own, furniture)
+            return cls(kind, frozenset(record.get("ref", ())), print_)
+        except (KeyError, TypeError, AttributeError, json.JSONDecodeError) as exc:
+            raise ValueError(f"not a soft-404 state: {raw[:80]!r} ({exc})") from None
+
+
+class OriginStates:
+    """G:soft404 through a sync Redis client (called from worker threads)."""
+
+    def __init__(self, redis: Any, key: str, clock: Callable[[], float] = time.monotonic) -> None:
+        self.redis = redis
+        self.key = key
+        self.clock = clock
+        self._settled: OrderedDict[str, OriginState] = OrderedDict()
+        self._claimed: dict[str, float] = {}  # origin -> when it was last read as claimed
+        self._lock = threading.Lock()  # the caches are shared by the pipeline's threads
+
+    def get(self, origin: str) -> OriginState | None:
+        """The origin's state; None when nobody claimed it yet. RedisError passes."""
+        with self._lock:
+            if origin in self._settled:
+                self._settled.move_to_end(origin)
+                return self._settled[origin]
+            read_at = self._claimed.get(origin)
+        if read_at is not None and self.clock() - read_at < CLAIM_RECHECK_S:
+            return OriginState(CLAIMED)
+        state = self.read(origin)
+        if state is None:
+            return None
+        if state.kind == CLAIMED:
+            self._read_claimed(origin)
+        else:
+            self._keep(origin, state)
+        return state
+
+    def read(self, origin: str) -> OriginState | None:
+        """The origin's state in Redis, past the caches (a claim with its reference)."""
+        raw = self.redis.hget(self.key, origin)
+        return None if raw is None else OriginState.decode(as_str(raw))
+
+    def claim(self, origin: str, reference: Words) -> bool:
+        """True for the one caller (of every worker) that is to send the probe."""
+        won = bool(self.redis.hsetnx(self.key, origin, OriginState(CLAIMED, reference).encode()))
+        self._read_claimed(origin)
+        return won
+
+    def settle(self, origin: str, state: OriginState) -> None:
+        """The probe answered: its state replaces the claim (and any earlier answer)."""
+        self.redis.hset(self.key, origin, state.encode())
+        self._keep(origin, state)
+
+    def _read_claimed(self, origin: str) -> None:
+        with self._lock:
+            self._claimed[origin] = self.clock()
+
+    def _keep(self, origin: str, state: OriginState) -> None:
+        with self._lock:
+            self._claimed.pop(origin, None)
+            self._settled[origin] = state
+            self._settled.move_to_end(origin)
+            while len(self._settled) > CACHE_ORIGINS:
+                self._settled.popitem(last=False)

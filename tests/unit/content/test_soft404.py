@@ -1,0 +1,207 @@
+"""The soft-404 measure (extensions/content/soft404.py) on labelled pages, and the
+shared origin states (soft404_states.py) on a real Redis with a virtual clock."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import redis
+
+import crawlproj.settings
+from extensions.content.soft404 import (
+    MIN_OWN_WORDS,
+    PROBE_SUFFIX,
+    NotFoundPrint,
+    judge,
+    learn,
+    origin_of,
+    page_words,
+    probe_url,
+    reference_words,
+)
+from extensions.content.soft404_states import (
+    CLAIM_RECHECK_S,
+    CLAIMED,
+    HONEST,
+    SOFT,
+    OriginState,
+    OriginStates,
+)
+from tests.unit.content import soft404_pages as corpus
+
+THRESHOLD = crawlproj.settings.SOFT404_MIN_RESEMBLANCE
+ORIGIN = "http://site.test"
+PROBE = f"{ORIGIN}/0123456789abcdef{PROBE_SUFFIX}"
+TEXT_KINDS = [k for k in corpus.KINDS if k != "home"]
+
+
+def fingerprint(site: str, kind: str, reference: str = "home") -> NotFoundPrint:
+    ref_html = corpus.real_pages(site)[reference]
+    ref_url = f"{ORIGIN}/" if reference == "home" else f"{ORIGIN}/{reference}"
+    answer = page_words(corpus.not_found(site, kind, PROBE.removeprefix(ORIGIN), 1), PROBE)
+    return learn(answer, reference_words(ref_html, ref_url), "")
+
+
+def is_soft(print_: NotFoundPrint, html: str, url: str) -> bool:
+    return judge(print_, page_words(html, url), url, url, THRESHOLD)
+
+
+@pytest.mark.parametrize("site", corpus.SITES)
+@pytest.mark.parametrize("kind", TEXT_KINDS)
+def test_every_not_found_variant_is_a_soft_404_and_no_real_page_is(site: str, kind: str) -> None:
+    """Each real page of the site as the reference (the first page the crawl saw)."""
+    for reference in corpus.real_pages(site):
+        print_ = fingerprint(site, kind, reference)
+        assert print_.by_text, (site, kind, reference)
+        for path in corpus.MISSING_PATHS:
+            html = corpus.not_found(site, kind, path, seed=2)
+            score = print_.resemblance(page_words(html, ORIGIN + path))
+            assert is_soft(print_, html, ORIGIN + path), (reference, path, score)
+        for name, html in corpus.real_pages(site).items():
+            url = f"{ORIGIN}/pages/{name}"
+            score = print_.resemblance(page_words(html, url))
+            assert not is_soft(print_, html, url), (reference, name, score)
+
+
+def test_the_threshold_sits_between_the_variants_and_the_real_pages() -> None:
+    """Margins of SOFT404_MIN_RESEMBLANCE on the whole corpus (the settings.py comment):
+    the least alike not-found answer and the most alike real page, the home-page
+    answer (a real page served for every path, its reference another page) included."""
+    lowest, highest = 1.0, 0.0
+    for site in corpus.SITES:
+        for reference in corpus.real_pages(site):
+            for kind in corpus.KINDS:
+                print_ = fingerprint(site, kind, reference)
+                if not print_.by_text:
+                    continue
+                for path in corpus.MISSING_PATHS if kind != "home" else ():
+                    html = corpus.not_found(site, kind, path, seed=2)
+                    lowest = min(lowest, print_.resemblance(page_words(html, ORIGIN + path)))
+                for name, html in corpus.real_pages(site).items():
+                    if name not in (reference, "home"):
+                        words = page_words(html, f"{ORIGIN}/{name}")
+                        highest = max(highest, print_.resemblance(words))
+    assert highest + 0.1 < THRESHOLD < lowest, (highest, lowest)
+    assert (round(lowest, 2), round(highest, 2)) == (0.67, 0.47)
+
+
+@pytest.mark.parametrize("site", corpus.SITES)
+def test_a_host_serving_its_home_page_for_every_path_is_not_judged_by_text(site: str) -> None:
+    print_ = fingerprint(site, "home")
+    assert len(print_.own) < MIN_OWN_WORDS and not print_.by_text
+    for path in corpus.MISSING_PATHS:
+        assert not is_soft(print_, corpus.home(site), ORIGIN + path)
+
+
+@pytest.mark.parametrize("site", corpus.SITES)
+def test_the_home_page_is_never_a_soft_404(site: str) -> None:
+    """The home answer learnt against another reference looks like the home page."""
+    print_ = fingerprint(site, "home", reference="contact")
+    assert print_.by_text
+    home = corpus.home(site)
+    assert print_.resemblance(page_words(home, f"{ORIGIN}/")) == 1.0
+    assert not is_soft(print_, home, f"{ORIGIN}/")
+    assert not judge(print_, page_words(home, ORIGIN), ORIGIN, f"{ORIGIN}/", THRESHOLD)
+
+
+def test_the_echoed_path_and_per_request_numbers_do_not_count() -> None:
+    echo = PROBE.removeprefix(ORIGIN)
+    print_ = learn(page_words(f"<p>Nothing at {echo}. Ref 83f1 at 12:01.</p>", PROBE), None, "")
+    assert print_.furniture == {"nothing", "at", "ref"}
+    words = page_words("<p>Nothing at /gone/page. Ref 9c2e at 23:59.</p>", f"{ORIGIN}/gone/page")
+    assert words == {"nothing", "at", "ref"}
+
+
+def test_without_a_reference_page_only_the_redirect_rule_applies() -> None:
+    answer = page_words(corpus.not_found("divs", "plain", "/x", 1), PROBE)
+    print_ = learn(answer, None, "")
+    assert print_.own == set() and print_.furniture == answer and not print_.by_text
+    page = corpus.not_found("divs", "plain", "/y", 1)
+    assert not is_soft(print_, page, f"{ORIGIN}/y")
+
+
+def test_redirect_rule_same_final_url_from_another_path() -> None:
+    print_ = learn(frozenset(), frozenset(), final_url=f"{ORIGIN}/")
+    none: frozenset[str] = frozenset()
+    assert judge(print_, none, f"{ORIGIN}/missing", f"{ORIGIN}/", THRESHOLD)
+    assert judge(print_, none, f"{ORIGIN}/index.html", f"{ORIGIN}/", THRESHOLD)
+    # The root itself, asked for directly or over http, is the site.
+    assert not judge(print_, none, f"{ORIGIN}/", f"{ORIGIN}/", THRESHOLD)
+    assert not judge(print_, none, "http://SITE.test", f"{ORIGIN}/", THRESHOLD)
+    # A page that moved elsewhere, or answered in place.
+    assert not judge(print_, none, f"{ORIGIN}/old", f"{ORIGIN}/new", THRESHOLD)
+    assert not judge(print_, none, f"{ORIGIN}/page", f"{ORIGIN}/page", THRESHOLD)
+    in_place = learn(frozenset(), frozenset(), final_url="")
+    assert not judge(in_place, none, f"{ORIGIN}/missing", f"{ORIGIN}/", THRESHOLD)
+
+
+def test_probe_urls_are_random_paths_of_the_origin() -> None:
+    first, second = probe_url("HTTP://Site.test:8080/a/b?c=1"), probe_url("http://site.test:8080/")
+    pattern = rf"http://site\.test:8080/[0-9a-f]{{16}}{PROBE_SUFFIX}"
+    assert re.fullmatch(pattern, first) and re.fullmatch(pattern, second)
+    assert first != second
+    assert origin_of(first) == "http://site.test:8080"
+
+
+# ---- origin states in Redis ---------------------------------------------------------------
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def soft_state() -> OriginState:
+    print_ = NotFoundPrint(f"{ORIGIN}/", frozenset({"sorry", "gone"}), frozenset({"menu"}))
+    return OriginState(SOFT, print=print_)
+
+
+def test_states_round_trip_through_their_json() -> None:
+    for state in (OriginState(CLAIMED, frozenset({"a", "b"})), OriginState(HONEST), soft_state()):
+        assert OriginState.decode(state.encode()) == state
+    with pytest.raises(ValueError, match="not a soft-404 state"):
+        OriginState.decode('{"k":"soft","own":[]}')
+    with pytest.raises(ValueError, match="not a soft-404 state"):
+        OriginState.decode("[1]")
+
+
+def test_one_claim_per_origin_across_workers(redis_client: redis.Redis) -> None:
+    key = "crawlproj:{t}:soft404"
+    workers = [OriginStates(redis_client, key) for _ in range(3)]
+    assert [w.get(ORIGIN) for w in workers] == [None, None, None]
+    wins = [w.claim(ORIGIN, frozenset({"menu", "home"})) for w in workers]
+    assert wins == [True, False, False]
+    # The claim keeps the first worker's reference, whoever reads it.
+    assert workers[2].read(ORIGIN) == OriginState(CLAIMED, frozenset({"menu", "home"}))
+    assert workers[1].claim("http://other.test", frozenset()) is True
+
+
+def test_a_settled_state_reaches_other_workers_once_their_claim_copy_expires(
+    redis_client: redis.Redis,
+) -> None:
+    key, clock = "crawlproj:{t}:soft404", Clock()
+    prober, other = OriginStates(redis_client, key, clock), OriginStates(redis_client, key, clock)
+    prober.claim(ORIGIN, frozenset({"menu"}))
+    assert other.get(ORIGIN) == OriginState(CLAIMED, frozenset({"menu"}))
+    prober.settle(ORIGIN, soft_state())
+    assert prober.get(ORIGIN) == soft_state()
+    # The other worker read "claimed" just now: it asks Redis again only later.
+    assert other.get(ORIGIN) == OriginState(CLAIMED)
+    clock.now += CLAIM_RECHECK_S
+    assert other.get(ORIGIN) == soft_state()
+    # Settled states are kept: no more Redis reads for this origin.
+    redis_client.delete(key)
+    assert other.get(ORIGIN) == soft_state() and prober.get(ORIGIN) == soft_state()
+    assert other.read(ORIGIN) is None
+
+
+def test_a_new_probe_answer_replaces_the_last(redis_client: redis.Redis) -> None:
+    states = OriginStates(redis_client, "crawlproj:{t}:soft404")
+    states.claim(ORIGIN, frozenset())
+    states.settle(ORIGIN, soft_state())
+    states.settle(ORIGIN, OriginState(HONEST))
+    assert states.get(ORIGIN) == OriginState(HONEST) == states.read(ORIGIN)
