@@ -17,11 +17,14 @@ from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 from scrapy.exceptions import NotConfigured, UsageError
 
 from crawlproj.pipelines.content import NEARDUP
+from crawlproj.pipelines.soft404 import SOFT404
 from crawlproj.pipelines.store import STORE, check_content_settings
 from crawlproj.seeds import SeedError, read_seed_arg
 from extensions.admission.admit import URL_FILTER
+from extensions.admission.budgets import TRAPS
 from extensions.admission.filters import compile_block_rules
 from extensions.admission.priorities import FRONT_QUEUES, PRIORITIES, priority_weights
+from extensions.admission.prioritizer import PRIORITY
 from extensions.admission.seen import SEEN
 from extensions.config import FLAG, STRINGS, Setting, Table, at_least
 from extensions.dns.cache import DNS
@@ -85,6 +88,8 @@ TABLES: tuple[Table[Any], ...] = (
     FRONTIER,
     SCHEDULER,
     URL_FILTER,
+    PRIORITY,
+    TRAPS,
     DNS,
     SEEN,
     ROBOTS,
@@ -93,6 +98,7 @@ TABLES: tuple[Table[Any], ...] = (
     HANDLER,
     CONTENT_TYPES,
     NEARDUP,
+    SOFT404,
     STORE,
     METRICS,
     REPORT,

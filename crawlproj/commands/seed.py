@@ -17,6 +17,7 @@ from crawlproj.operator import OperatorCommand, OperatorError
 from crawlproj.seeds import SeedError, read_seed_arg
 from extensions.admission.admit import Admission, Rejected, url_filter_from_settings
 from extensions.admission.canonical import Canonicalizer
+from extensions.admission.prioritizer import Prioritizer
 from extensions.admission.records import AdmitItem
 from extensions.dns.cache import DnsSettings, HostResolver
 from extensions.frontier.config import frontier_config
@@ -71,7 +72,7 @@ class Command(OperatorCommand):
             canonicalizer=Canonicalizer(),
             url_filter=url_filter_from_settings(self.settings),
             resolver=HostResolver(DnsSettings.from_settings(self.settings)),
-            default_priority=priority,
+            prioritizer=Prioritizer.from_settings(self.settings),
             priorities=frontier_config(self.settings).priorities,
             keep_referer=False,
         )

@@ -90,7 +90,7 @@ class Command(OperatorCommand):
     def _host(self, admin: FrontierAdmin, target: str) -> dict[str, Any]:
         assert self.settings is not None
         host = target.lower()
-        state = admin.ip_state(admin.ip_of(target))
+        state = admin.ip_state(admin.ip_of(target), frontier_config(self.settings).priorities)
         counts = admin.host_counts(host)
         delay_sources = {"configured": frontier_config(self.settings).delay, **state.delays}
         return {
@@ -109,6 +109,7 @@ class Command(OperatorCommand):
             "fetched": counts.pop("fetched", 0),
             "outcomes": counts,
             "robots": self._robots(admin, host),
+            "url_patterns": admin.host_patterns(host),
         }
 
     @staticmethod

@@ -16,9 +16,10 @@ from extensions.admission.filters import (
     UrlFilter,
     compile_block_rules,
     host_of,
-    trap_pattern,
 )
-from extensions.admission.records import AdmitItem, encode_request, mark_recrawl
+from extensions.admission.patterns import url_patterns
+from extensions.admission.prioritizer import PARENT_META, Prioritizer
+from extensions.admission.records import NO_PATTERNS, AdmitItem, encode_request, mark_recrawl
 from extensions.config import STRINGS, Setting, Table, at_least, read
 from extensions.dns.policy import AddressRefused
 
@@ -67,7 +68,7 @@ class Admission:
     canonicalizer: Canonicalizer
     url_filter: UrlFilter
     resolver: HostResolver
-    default_priority: int
+    prioritizer: Prioritizer
     priorities: int
     keep_referer: bool
     # The robots gate, when robots.txt is obeyed: a cached verdict rejects at admission.
@@ -75,12 +76,27 @@ class Admission:
     # Replaced whole when the operator's blocklist in Redis changes.
     block_rules: BlockRules = field(default_factory=lambda: compile_block_rules([]))
 
+    # Closed URL patterns (trap feedback), refreshed from Redis with the blocklist.
+    closed_patterns: frozenset[str] = frozenset()
+
     def priority_of(self, request: Request) -> int:
-        """Front queue 0 (first) .. n-1: meta['frontier_priority'], else derived from
-        Scrapy's priority (higher Scrapy priority = lower queue number)."""
+        """meta['frontier_priority'] names a front queue 0 (first) .. n-1 outright;
+        -1 = the bucket of the URL's score."""
         explicit = request.meta.get("frontier_priority")
-        wanted = self.default_priority - request.priority if explicit is None else int(explicit)
-        return min(max(wanted, 0), self.priorities - 1)
+        return -1 if explicit is None else min(max(int(explicit), 0), self.priorities - 1)
+
+    def score_of(self, request: Request, canonical: str) -> float:
+        """The prioritizer's score; Scrapy's own priority moves it 5 points per unit
+        (REDIRECT_PRIORITY_ADJUST +2, RETRY_PRIORITY_ADJUST -1, a spider's priority=)."""
+        score = self.prioritizer.score(request, canonical) + 5 * request.priority
+        return min(100.0, max(0.0, score))
+
+    def closed(self, url: str) -> bool:
+        """A URL of a pattern trap feedback closed (dispatch drops it unless a probe)."""
+        if not self.closed_patterns:
+            return False
+        patterns = url_patterns(url)
+        return not self.closed_patterns.isdisjoint((patterns.fine, patterns.coarse))
 
     def item(self, request: Request, spider: Spider) -> AdmitItem:
         canonical = self.canonicalizer.canonicalize(request.url)
@@ -98,18 +114,33 @@ class Admission:
             ip = self.resolver.cached(host) or ""
         except AddressRefused as exc:
             raise Rejected(f"address/{exc.reason}") from None
-        # Only URLs with a numeric/date shape share a trap-guard counter; a shape
-        # equal to the URL itself would cost one Redis hash field per URL.
-        pattern = trap_pattern(canonical)
-        item = AdmitItem(
-            seen_key="" if request.dont_filter else seen_key(canonical),
+        score = self.score_of(request, canonical)
+        record = encode_request(
+            request, spider, keep_referer=self.keep_referer, url=canonical, score=score
+        )
+        filtered = not request.dont_filter
+        return AdmitItem(
+            seen_key=seen_key(canonical) if filtered else "",
             ip=ip,
             host=host,
             priority=self.priority_of(request),
-            record=mark_recrawl(
-                encode_request(request, spider, keep_referer=self.keep_referer, url=canonical),
-                bool(request.meta.get("recrawl")),
-            ),
-            pattern="" if pattern == canonical else pattern,
+            record=mark_recrawl(record, bool(request.meta.get("recrawl"))),
+            patterns=_pattern_fields(canonical) if filtered else NO_PATTERNS,
+            score=score,
+            referrer=_referrer_key(request, host),
+            sitemap=request.meta.get("frontier_source") == "sitemap",
         )
-        return item
+
+
+def _pattern_fields(canonical: str) -> tuple[str, str, str, str]:
+    p = url_patterns(canonical)
+    return (p.fine, p.coarse, p.host_wide, p.path_key)
+
+
+def _referrer_key(request: Request, host: str) -> str:
+    """URL-seen key of (the parent's host, host) for a cross-host link, else ''."""
+    parent = request.meta.get(PARENT_META)
+    referring = host_of(parent[1]) if parent else ""
+    if not referring or referring == host:
+        return ""
+    return seen_key(f"ref {referring} {host}")

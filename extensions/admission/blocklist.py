@@ -1,9 +1,12 @@
-"""The operator's URL blocklist, read from Redis while the crawl runs.
+"""The operator's URL blocklist and the closed URL patterns, read from Redis while the
+crawl runs.
 
 `scrapy block` adds rules to the crawl's blocklist set while workers crawl, so each
 worker re-reads it every URL_BLOCKLIST_REFRESH seconds and swaps the compiled rules
 into its Admission whole. An invalid rule keeps the previous rules (one error line,
-stat frontier/blocklist/invalid) rather than letting everything through.
+stat frontier/blocklist/invalid) rather than letting everything through. The patterns
+trap feedback closed (each shard's closed_patterns set) are re-read at the same pace:
+dispatch drops their queued URLs (the admit script refuses new ones by itself).
 """
 
 from __future__ import annotations
@@ -35,9 +38,11 @@ class BlocklistRefresh:
         stats: StatsCollector,
         clock: Callable[[], float],
         refresh_s: float,
+        closed_keys: list[str],
     ) -> None:
         self.redis = redis
         self.key = key
+        self.closed_keys = closed_keys
         self.admission = admission
         self.stats = stats
         self.clock = clock
@@ -56,6 +61,12 @@ class BlocklistRefresh:
 
     async def refresh(self) -> None:
         self._due_at = self.clock() + self.refresh_s
+        closed: set[str] = set()
+        for key in self.closed_keys:  # one per shard: separate slots on a cluster
+            closed.update(as_str(m) for m in await self.redis.smembers(key))
+        if len(closed) != len(self.admission.closed_patterns):
+            self.stats.set_value("frontier/patterns_closed", len(closed))
+        self.admission.closed_patterns = frozenset(closed)
         lines = sorted(as_str(m) for m in await self.redis.smembers(self.key))
         if lines == self._lines:
             return

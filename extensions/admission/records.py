@@ -27,6 +27,13 @@ TRANSIENT_META = frozenset(
         "frontier_ip",
         "depth",
         "_scheme_proxy",
+        # The prioritizer's inputs and the page's outcome (prioritizer.py, trap feedback).
+        "frontier_source",
+        "frontier_parent",
+        "frontier_score",
+        "frontier_probe",
+        "frontier_outcome",
+        "frontier_status",
     }
 )
 # Headers Scrapy's own middlewares add again when the request is re-created.
@@ -47,12 +54,20 @@ def _method_name(spider: Spider, func: Any) -> str | None:
 
 
 def encode_request(
-    request: Request, spider: Spider, *, keep_referer: bool = False, url: str | None = None
+    request: Request,
+    spider: Spider,
+    *,
+    keep_referer: bool = False,
+    url: str | None = None,
+    score: float | None = None,
 ) -> str:
     """The record for `request`: {"u": url, "d": depth, ...}, defaults omitted; `url`
-    replaces request.url (the canonical form) without building a new Request."""
+    replaces request.url (the canonical form) without building a new Request; `score`
+    (the prioritizer's, whole points: ~7 bytes) is what its outlinks inherit."""
     # "t": when it entered the frontier (whole seconds): operators see the oldest age.
     record: dict[str, Any] = {"u": url or request.url, "t": int(time.time())}
+    if score is not None:
+        record["s"] = round(score)
     depth = request.meta.get("depth", 0)
     if depth:
         record["d"] = depth
@@ -96,6 +111,9 @@ def _stored_headers(request: Request, keep_referer: bool) -> dict[str, list[str]
 # Re-crawl records carry this prefix in Redis: the Lua scripts route them to the IP's
 # re-crawl back queue (RECRAWL_SHARE) without parsing JSON.
 RECRAWL_MARK = "R|"
+# The admit script marks a closed URL pattern's probe (the one URL in
+# PRIORITY_TRAP_PROBE_EVERY it still lets through): dispatch must not drop it.
+PROBE_MARK = "P|"
 
 
 def mark_recrawl(record: str, recrawl: bool) -> str:
@@ -104,10 +122,14 @@ def mark_recrawl(record: str, recrawl: bool) -> str:
 
 def decode_request(raw: str | bytes, spider: Spider) -> Request:
     """Rebuild the Request a record was made from (its transient meta is not in it)."""
-    text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-    record = json.loads(text.removeprefix(RECRAWL_MARK))
+    text = record_text(raw)
+    record = json.loads(text.removeprefix(PROBE_MARK))
     meta = dict(record.get("meta") or {})
     meta["depth"] = record.get("d", 0)
+    if "s" in record:
+        meta["frontier_score"] = record["s"]
+    if text.startswith(PROBE_MARK):
+        meta["frontier_probe"] = True
     errback = record.get("eb")
     return Request(
         record["u"],
@@ -123,17 +145,43 @@ def decode_request(raw: str | bytes, spider: Spider) -> Request:
     )
 
 
+def record_text(raw: str | bytes) -> str:
+    """A queued record as JSON text (with a probe mark, if any): the re-crawl mark cut."""
+    text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+    return text.removeprefix(RECRAWL_MARK)
+
+
+# No URL pattern (dont_filter requests, operator tools): no trap feedback, no caps.
+NO_PATTERNS = ("", "", "", "")
+
+
 @dataclass(frozen=True)
 class AdmitItem:
     """One request to admit: seen_key '' skips URL-seen and budgets (dont_filter),
-    ip '' parks it until its host resolves; pattern is its trap-guard shape."""
+    ip '' parks it until its host resolves; priority -1 = the bucket of the score (with
+    the host's importance and its pattern's feedback, in the admit script); patterns:
+    fine, coarse, host-wide, path key (admission/patterns.py); referrer: the URL-seen key
+    of (referring host, host), '' for a same-host link."""
 
     seen_key: str
     ip: str
     host: str
     priority: int
     record: str
-    pattern: str = ""
+    patterns: tuple[str, str, str, str] = NO_PATTERNS
+    score: float = 0.0
+    referrer: str = ""
+    sitemap: bool = False
 
     def lua(self) -> list[Any]:
-        return [self.seen_key, self.ip, self.host, self.priority, self.record, self.pattern]
+        return [
+            self.seen_key,
+            self.ip,
+            self.host,
+            self.priority,
+            self.record,
+            *self.patterns,
+            round(self.score, 1),
+            self.referrer,
+            int(self.sitemap),
+        ]

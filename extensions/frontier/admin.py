@@ -23,9 +23,11 @@ import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
+from extensions.admission.budgets import pattern_state
 from extensions.admission.filters import compile_block_rules
+from extensions.admission.records import PROBE_MARK, record_text
 from extensions.dns.cache import decode_shared
 from extensions.frontier.sharded import open_frontier
 from extensions.robots.verdicts import RobotsVerdict
@@ -312,9 +314,10 @@ class FrontierAdmin:
             # With a count, SRANDMEMBER replies a list of members (never an int).
             ips = cast("list[bytes]", self.client.srandmember(shard.key("active"), sampled))
             for ip in ips or []:
-                head = self.client.lindex(shard.back_queue(as_str(ip)), 0)
-                if head:
-                    heads.append(as_str(head))
+                for lane in range(priorities):
+                    head = self.client.lindex(shard.back_queue(as_str(ip), lane), 0)
+                    if head:
+                        heads.append(record_text(head).removeprefix(PROBE_MARK))
         times = [t for t in (json.loads(h).get("t") for h in heads) if t]
         return min(times) if times else None
 
@@ -326,12 +329,14 @@ class FrontierAdmin:
             rates=self._sum_hashes([keys.recrawl_rates]),
         )
 
-    def ip_state(self, ip: str) -> IpState:
+    def ip_state(self, ip: str, priorities: int) -> IpState:
+        """`priorities`: the frontier's front queues, the lanes of an IP's back queue."""
         shard = self.keys.for_ip(ip)
         state = _decoded(self.client.hgetall(shard.ip_state(ip)))
+        lanes = [int(self.client.llen(shard.back_queue(ip, lane))) for lane in range(priorities)]
         return IpState(
             ip=ip,
-            queued=int(self.client.llen(shard.back_queue(ip))),
+            queued=sum(lanes),
             recrawl_queued=int(self.client.llen(shard.recrawl_queue(ip))),
             has_back_queue=bool(self.client.sismember(shard.key("active"), ip)),
             next_fetch_at=self.client.zscore(shard.key("ready"), ip),
@@ -355,6 +360,16 @@ class FrontierAdmin:
                 else:
                     counts[name] = counts.get(name, 0) + int(value)
         return counts
+
+    def host_patterns(self, host: str, limit: int = 20) -> dict[str, dict[str, Any]]:
+        """The host's URL patterns (trap feedback): closed and demoted ones, then the
+        most admitted, at most `limit`."""
+        found: dict[str, dict[str, Any]] = {}
+        for shard in self.keys.all():
+            for field, value in self.client.hscan_iter(shard.key("patterns"), match=f"{host}/*"):
+                found[as_str(field)] = pattern_state(as_str(value))
+        order = sorted(found, key=lambda p: (found[p]["state"] == "open", -found[p]["admitted"]))
+        return {p: found[p] for p in order[:limit]}
 
     def robots(self, host: str) -> dict[str, RobotsVerdict]:
         """The cached robots.txt verdict of each origin of `host`."""

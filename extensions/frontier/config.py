@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 
 from scrapy.exceptions import NotConfigured
 
-from extensions.admission.priorities import FRONT_QUEUES, front_queue, priority_weights
+from extensions.admission.budgets import trap_config
+from extensions.admission.priorities import priority_weights
 from extensions.config import Setting, Table, above, at_least, between, read
 from extensions.frontier.core import FrontierConfig
 
@@ -53,7 +54,6 @@ LEASE = Table(
 @dataclass(frozen=True)
 class SchedulerSettings:
     crawl_name: str  # '' = the spider's name
-    default_priority: int
     keep_referer: bool
     poll_interval: float
     dns_retries: int
@@ -69,7 +69,6 @@ class SchedulerSettings:
 SCHEDULER = Table(
     SchedulerSettings,
     Setting("FRONTIER_CRAWL_NAME", "crawl_name", str),
-    Setting("FRONTIER_DEFAULT_PRIORITY", "default_priority", int, front_queue),
     Setting("FRONTIER_KEEP_REFERER", "keep_referer", bool),
     Setting("FRONTIER_POLL_INTERVAL", "poll_interval", float, above(0)),
     Setting("FRONTIER_DNS_RETRIES", "dns_retries", int, at_least(0)),
@@ -87,14 +86,19 @@ def frontier_config(settings: BaseSettings) -> FrontierConfig:
     """Raises NotConfigured naming the bad setting (the scheduler cannot run without it)."""
     try:
         lease = read(LEASE, settings)
-        return read(FRONTIER, settings, weights=priority_weights(settings), lease_ttl=lease.seconds)
+        return read(
+            FRONTIER,
+            settings,
+            weights=priority_weights(settings),
+            lease_ttl=lease.seconds,
+            traps=trap_config(settings),
+        )
     except ValueError as exc:
         raise NotConfigured(str(exc)) from None
 
 
-def scheduler_settings(settings: BaseSettings, priorities: int) -> SchedulerSettings:
-    """`priorities`: the frontier's front queues, which FRONTIER_DEFAULT_PRIORITY names one of."""
+def scheduler_settings(settings: BaseSettings) -> SchedulerSettings:
     try:
-        return read(SCHEDULER, settings, {FRONT_QUEUES: priorities})
+        return read(SCHEDULER, settings)
     except ValueError as exc:
         raise NotConfigured(str(exc)) from None

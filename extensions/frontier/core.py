@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from extensions.admission.budgets import TrapConfig
 from extensions.admission.records import AdmitItem
 from extensions.state.connection import AnyAsyncRedis, as_str
 from extensions.state.keys import FrontierKeys
@@ -36,8 +37,9 @@ class FrontierConfig:
     quarantine_s: float  # how long a quarantined IP waits
     adaptive_factor: float  # delay >= factor x last response time (0 = off)
     max_pages_per_host: int  # URLs admitted per host per crawl (0 = no budget)
-    max_per_pattern: int  # URLs admitted per numeric/date URL shape (0 = no cap)
+    max_per_pattern: int  # URLs admitted per URL pattern (0 = no cap)
     recrawl_share: float  # fetches of an IP given to re-crawls when both kinds wait
+    traps: TrapConfig  # budgets and trap feedback in the admit/report scripts (PRIORITY_*)
     refill_batch: int = 1000  # front-queue entries routed per script call at most (no setting)
 
     @property
@@ -106,7 +108,9 @@ class DownloadEvent:
     timeout: bool = False
     latency: float | None = None
     block_until: float | None = None  # 'release': keep the IP blocked until then
-    host: str | None = None  # 'done': counted per host for operators
+    host: str | None = None  # 'done': counted per host for operators; 'ack': its page's
+    outcome: str | None = None  # 'ack': new, duplicate, soft_404, not_found (trap feedback)
+    patterns: tuple[str, ...] = ()  # 'ack': the page's URL patterns (admission/patterns.py)
 
     def lua(self) -> dict[str, Any]:
         event: dict[str, Any] = {"t": self.kind, "id": self.lease_id, "at": self.at}
@@ -122,6 +126,8 @@ class DownloadEvent:
             event["block_until"] = self.block_until
         if self.host is not None:
             event["host"] = self.host
+        if self.outcome is not None and self.patterns:
+            event["o"], event["pt"] = self.outcome, list(self.patterns)
         return event
 
 

@@ -48,7 +48,6 @@ class Dispatch:
         background: Background,
         clock: Callable[[], float],
         sitemaps: bool,
-        lowest_priority: int,
     ) -> None:
         self.frontier = frontier
         self.spider = spider
@@ -61,7 +60,6 @@ class Dispatch:
         self.stats = background.stats
         self.clock = clock
         self.sitemaps = sitemaps  # ROBOTS_SITEMAPS
-        self.lowest_priority = lowest_priority
         self.robots_fetches: dict[str, asyncio.Task[None]] = {}  # lease id -> fetch
 
     async def dispatch_all(self, requests: list[Request]) -> None:
@@ -74,6 +72,9 @@ class Dispatch:
     def dispatch(self, request: Request) -> None:
         if self.admission.block_rules.match(request.url) is not None:
             self.drop(request, "blocked")
+            return
+        if not request.meta.get("frontier_probe") and self.admission.closed(request.url):
+            self.drop(request, "pattern_closed")  # trap feedback closed its pattern
             return
         robots = self.robots
         if robots is None:
@@ -153,11 +154,11 @@ class Dispatch:
         self._queue_sitemaps(fetch.verdict.sitemaps)
 
     def _queue_sitemaps(self, sitemaps: tuple[str, ...]) -> None:
-        """Sitemaps from robots.txt enter the frontier at the lowest priority."""
+        """Sitemaps from robots.txt enter the frontier scored as sitemap URLs."""
         callback = getattr(self.spider, "parse_sitemap", None)
         if not sitemaps or callback is None or not self.sitemaps:
             return
         for url in sitemaps:
-            meta = {"frontier_priority": self.lowest_priority, "sitemap": True}
+            meta = {"frontier_source": "sitemap", "sitemap": True}
             self.batches.enqueue(Request(url, callback=callback, meta=meta))
             self.stats.inc_value("robots/sitemaps_queued")

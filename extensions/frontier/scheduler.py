@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from scrapy.utils.defer import deferred_from_coro
 
 from extensions.admission.filters import host_of
+from extensions.admission.patterns import url_patterns
 from extensions.frontier.core import DownloadEvent
 from extensions.frontier.session import SchedulerSetup, open_session
 
@@ -124,6 +125,7 @@ class FrontierScheduler:
             or not self.session.book.end_fetch(lease_id)
         ):
             return  # robots.txt fetches report their own outcome (after redirect hops)
+        request.meta["frontier_status"] = status  # the page's outcome at its ack
         latency = request.meta.get("download_latency")
         self.session.batches.report(
             DownloadEvent(
@@ -153,7 +155,7 @@ class FrontierScheduler:
             self.session.batches.report(DownloadEvent("release", lease_id, self.clock()))
         else:
             # Queued after the outlinks already batched: the flush admits first.
-            self.session.batches.report(DownloadEvent("ack", lease_id, self.clock()))
+            self.session.batches.report(page_ack(request, lease_id, self.clock()))
 
     def _hook_engine(self, engine: ExecutionEngine) -> None:
         # The engine has no signal for "request fully processed"; its slot's
@@ -168,3 +170,25 @@ class FrontierScheduler:
             self.request_finished(request)
 
         slot.remove_request = remove_request  # type: ignore[method-assign]
+
+
+# Statuses whose page is a dead link: a pattern of them is not worth fetching.
+NOT_FOUND = frozenset({404, 410})
+
+
+def page_ack(request: Request, lease_id: str, at: float) -> DownloadEvent:
+    """The ack of a processed page, with its outcome for trap feedback: the spider's
+    meta["frontier_outcome"] (new, duplicate, soft_404, unchanged), or not_found."""
+    status = request.meta.get("frontier_status", 0)
+    outcome = "not_found" if status in NOT_FOUND else request.meta.get("frontier_outcome")
+    if outcome is None or request.dont_filter:
+        return DownloadEvent("ack", lease_id, at)
+    patterns = url_patterns(request.url)
+    return DownloadEvent(
+        "ack",
+        lease_id,
+        at,
+        host=host_of(request.url),
+        outcome=outcome,
+        patterns=(patterns.fine, patterns.coarse, patterns.host_wide),
+    )

@@ -21,6 +21,7 @@ from extensions.admission.canonical import (
     Canonicalizer,
 )
 from extensions.admission.filters import compile_block_rules
+from extensions.admission.prioritizer import Prioritizer
 from extensions.admission.seen import UrlSeen
 from extensions.dns.cache import DnsSettings, HostResolver
 from extensions.frontier.background import Background
@@ -79,12 +80,13 @@ class SchedulerSetup:
     def from_crawler(cls, crawler: Crawler) -> SchedulerSetup:
         settings = crawler.settings
         config = frontier_config(settings)
-        opts = scheduler_settings(settings, config.priorities)
+        opts = scheduler_settings(settings)
         try:
             resolver = HostResolver(DnsSettings.from_settings(settings), stats=crawler.stats)
             url_filter = url_filter_from_settings(settings)
             robots_enabled = settings.getbool("ROBOTS_ENABLED")
             robots_policy = RobotsPolicy.from_settings(settings) if robots_enabled else None
+            prioritizer = Prioritizer.from_settings(settings)
             block_rules = settings.getlist("URL_BLOCKLIST")
             compile_block_rules(block_rules)
             if settings.getbool("RECRAWL_ENABLED"):  # validated up front
@@ -95,7 +97,7 @@ class SchedulerSetup:
             canonicalizer=_canonicalizer(settings),
             url_filter=url_filter,
             resolver=resolver,
-            default_priority=opts.default_priority,
+            prioritizer=prioritizer,
             priorities=config.priorities,
             keep_referer=opts.keep_referer,
         )
@@ -121,6 +123,7 @@ class Opened:
     robots: RobotsGate | None
     feeder: RecrawlFeeder | None
     blocklist_key: str
+    closed_keys: list[str]  # each shard's closed URL patterns
 
 
 class FrontierSession:
@@ -167,6 +170,7 @@ class FrontierSession:
             stats=self.stats,
             clock=clock,
             refresh_s=opts.blocklist_refresh,
+            closed_keys=opened.closed_keys,
         )
         self.dispatch = self._dispatch(setup, opened)
         self.leasing = self._lease_loop(setup, opened)
@@ -183,7 +187,6 @@ class FrontierSession:
             background=self.background,
             clock=self.clock,
             sitemaps=setup.opts.robots_sitemaps,
-            lowest_priority=setup.config.priorities - 1,
         )
 
     def _lease_loop(self, setup: SchedulerSetup, opened: Opened) -> LeaseLoop:
@@ -253,7 +256,8 @@ async def open_session(
     if store is not None:
         await map_slots(store.redis)  # shared with the pipelines: map before they run
         feeder = RecrawlFeeder(store, spider)
-    opened = Opened(engine, spider, frontier, seen, robots, feeder, keys.blocklist)
+    closed = [shard.key("closed_patterns") for shard in sharded.all()]
+    opened = Opened(engine, spider, frontier, seen, robots, feeder, keys.blocklist, closed)
     session = FrontierSession(setup, opened, clock)
     await session.blocklist.add(setup.block_rules)
     await session.blocklist.refresh()

@@ -29,6 +29,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, cast
 
+from extensions.admission.records import NO_PATTERNS
 from extensions.frontier.core import (
     AdmitItem,
     DownloadEvent,
@@ -228,16 +229,37 @@ def combine_extras(extras: list[dict[str, Any]]) -> dict[str, Any]:
 
 def park(item: AdmitItem) -> AdmitItem:
     """The item parked in its host's shard: unchecked (seen key '' skips URL-seen and
-    budgets there), its own seen key and pattern kept in the record for later."""
-    parked = {"k": item.seen_key, "pt": item.pattern, "r": item.record}
-    return AdmitItem("", "", item.host, item.priority, json.dumps(parked, separators=(",", ":")))
+    budgets there), everything the IP's shard needs to admit it kept in the record."""
+    parked = {
+        "k": item.seen_key,
+        "pt": list(item.patterns),
+        "s": item.score,
+        "rf": item.referrer,
+        "sm": int(item.sitemap),
+        "p": item.priority,  # -1 (the score's bucket) is decided in the IP's shard
+        "r": item.record,
+    }
+    record = json.dumps(parked, separators=(",", ":"))
+    return AdmitItem("", "", item.host, item.priority, record, score=item.score)
 
 
 def unpark(entry: bytes, host: str, ip: str) -> AdmitItem:
-    """A parked entry ("priority|parked JSON") as the item to admit into the IP's shard."""
+    """A parked entry ("priority|parked JSON") as the item to admit into the IP's shard.
+    Entries parked before trap feedback have a bare pattern string ("pt"): no patterns."""
     priority, raw = entry.decode().split("|", 1)
     parked = json.loads(raw)
-    return AdmitItem(parked["k"], ip, host, int(priority), parked["r"], parked["pt"])
+    patterns = parked.get("pt")
+    return AdmitItem(
+        parked["k"],
+        ip,
+        host,
+        int(parked.get("p", priority)),
+        parked["r"],
+        tuple(patterns) if isinstance(patterns, list) else NO_PATTERNS,
+        score=float(parked.get("s", 0.0)),
+        referrer=parked.get("rf", ""),
+        sitemap=bool(parked.get("sm", 0)),
+    )
 
 
 def digest(entries: Sequence[bytes]) -> str:

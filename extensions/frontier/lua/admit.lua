@@ -1,32 +1,30 @@
--- include: util, back_queues, router
--- Admit a batch of requests: URL-seen, crawl budgets, then route each to its IP's
--- back queue or a front queue; unresolved hosts park their requests in a pending list.
--- A.items: list of {seen_key ('' = dont_filter), ip ('' = unresolved), host, prio, rec,
--- pattern}. Retries and redirects (seen_key '') bypass URL-seen and budgets.
-
--- Budgets are counted only for URLs new to the crawl, atomically across workers.
-local function over_budget(host, pattern)
-  if CFG.max_pages_per_host > 0
-      and redis.call('HINCRBY', K.host_pages, host, 1) > CFG.max_pages_per_host then
-    return 'host_budget'
-  end
-  if CFG.max_per_pattern > 0 and pattern ~= ''
-      and redis.call('HINCRBY', K.patterns, pattern, 1) > CFG.max_per_pattern then
-    return 'pattern_cap'
-  end
-  return nil
-end
+-- include: util, back_queues, router, traps
+-- Admit a batch of requests: URL-seen, crawl budgets and trap feedback (traps.lua), then
+-- route each to its IP's back queue or a front queue, in the lane of its score's bucket;
+-- unresolved hosts park their requests in a pending list.
+-- A.items: list of {seen_key ('' = dont_filter), ip ('' = unresolved), host, prio (-1 =
+-- the score's bucket), rec, fine, coarse, host-wide pattern, path key, score, referrer
+-- pair key, sitemap (0/1)} (AdmitItem.lua). Retries and redirects (seen_key '') bypass
+-- URL-seen and budgets.
 
 local admitted, duplicate, parked, refused, recrawls = 0, 0, {}, {}, 0
 for _, it in ipairs(A.items) do
-  local seen_key, ip, host, prio, rec, pattern = it[1], it[2], it[3], it[4], it[5], it[6]
-  local verdict = nil
+  local seen_key, ip, host, prio, rec = it[1], it[2], it[3], it[4], it[5]
+  local verdict, probe = nil, false
   if seen_key ~= '' then
+    count_referrer(host, it[11])
     if redis.call('SADD', K.seen, seen_key) == 0 then
       verdict = 'duplicate'
     else
-      verdict = over_budget(host, pattern)
+      local item = {host = host, pt = {it[6], it[7], it[8], it[9]}, prio = prio,
+                    score = it[10], sitemap = it[12]}
+      verdict, prio, probe = charge(item)
+      -- Refused by trap feedback: URL-seen forgets it, so it may come back once the
+      -- pattern reopens (budgets and caps are final for this crawl).
+      if verdict == 'pattern_closed' then redis.call('SREM', K.seen, seen_key) end
     end
+  elseif prio < 0 then
+    prio = bucket(it[10])
   end
   if verdict == 'duplicate' then
     duplicate = duplicate + 1
@@ -36,6 +34,10 @@ for _, it in ipairs(A.items) do
   else
     admitted = admitted + 1
     if is_recrawl(rec) then recrawls = recrawls + 1 end
+    if probe then
+      rec = PROBE_MARK .. rec
+      stat('trap_probes')
+    end
     if ip == '' then
       redis.call('RPUSH', F.pending .. host, prio .. '|' .. rec)
       if redis.call('ZADD', K.pending_hosts, 'NX', NOW, host) == 1 then

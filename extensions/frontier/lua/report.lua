@@ -1,12 +1,14 @@
--- include: util, back_queues, ready_heap, router, outcome
+-- include: util, back_queues, ready_heap, router, outcome, traps
 -- Download outcomes and acks, in order. A 'done' event ends a fetch: it charges
 -- the IP's politeness clock, applies backoff (outcome.lua), and unblocks the IP; the lease
 -- stays until 'ack' (the page's outlinks are admitted), so a worker that dies
 -- while parsing loses nothing.
 -- A 'release' event hands back a lease that never reached the downloader (a worker
 -- closing with leases buffered): the record returns to the head of its queue.
+-- An 'ack' of a fetched page carries its outcome (o: new, duplicate, soft_404, not_found),
+-- host and patterns (pt): trap feedback for the page's URL pattern (traps.lua).
 -- A.events: list of {t='done'|'ack'|'release', id, at, status, retry_after, timeout, latency,
--- block_until}
+-- block_until, o, host, pt}
 
 for _, ev in ipairs(A.events) do
   local ip = string.match(ev.id, '^(.*)#')
@@ -37,6 +39,7 @@ for _, ev in ipairs(A.events) do
     end
   elseif redis.call('ZREM', K.leases, ev.id) == 1 then
     redis.call('HDEL', K.lease_data, ev.id)
+    feedback(ev)
     if redis.call('HDEL', K.lease_dl, ev.id) == 1 then
       -- Dropped before the downloader (robots, middleware): nothing was fetched,
       -- so the IP is freed without charging its clock.

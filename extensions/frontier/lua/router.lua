@@ -3,7 +3,7 @@
 -- CFG.back_queues at once) gets its records directly; others wait in a front queue
 -- until a back queue is free. A newly routed IP goes on the ready heap.
 -- Keys: K.active (SCARD, SADD, SISMEMBER, SREM); F.front .. p (RPUSH, LPOP);
--- F.bq .. ip and F.rq .. ip (RPUSH); F.ip .. ip field inflight (read).
+-- the IP's lanes and F.rq .. ip (RPUSH); F.ip .. ip field inflight (read).
 
 -- Give free back queues to new IPs from the front queues. Bounded per
 -- call so one script never holds Redis for long; every lease/report refills again.
@@ -14,7 +14,7 @@ local function refill()
     local p = pick_front()
     if p == nil then break end
     local ip, rec = split_first(redis.call('LPOP', F.front .. p))
-    redis.call('RPUSH', back_of(ip, rec), rec)
+    redis.call('RPUSH', back_of(ip, rec, p), rec)
     if redis.call('SADD', K.active, ip) == 1 then
       active = active + 1
       schedule_ip(ip)
@@ -26,7 +26,7 @@ end
 -- Sticky router: an IP that holds a back queue gets its URLs directly.
 local function route(ip, prio, rec)
   if redis.call('SISMEMBER', K.active, ip) == 1 then
-    redis.call('RPUSH', back_of(ip, rec), rec)
+    redis.call('RPUSH', back_of(ip, rec, prio), rec)
     schedule_ip(ip)
   else
     redis.call('RPUSH', F.front .. prio, ip .. '|' .. rec)

@@ -116,7 +116,7 @@ def test_pausing_a_host_pauses_its_ip_only(admin: FrontierAdmin) -> None:
     assert leased_ips(lease(admin)) == IPS[1:]
     stats = admin.stats(CONFIG.priorities, time.time())
     assert (stats.paused, stats.paused_ips) == (False, {"10.0.0.1": "A.test."})
-    assert admin.ip_state("10.0.0.1").paused is True
+    assert admin.ip_state("10.0.0.1", CONFIG.priorities).paused is True
     assert admin.set_active("10.0.0.1", True).changed == 1
     assert admin.set_active("10.0.0.1", True).changed == 0
     assert leased_ips(lease(admin, at=time.time() + 2)) == IPS[:1]
@@ -126,15 +126,15 @@ def test_a_delay_override_spaces_the_ips_next_fetch(admin: FrontierAdmin) -> Non
     admin.admit([item(IPS[1], n) for n in range(2)], CONFIG)
     assert admin.set_delay(IPS[1], 5.0).changed == 1
     assert admin.set_delay(IPS[1], 5.0).changed == 0
-    assert admin.ip_state(IPS[1]).delays == {"override": 5.0}
+    assert admin.ip_state(IPS[1], CONFIG.priorities).delays == {"override": 5.0}
     now = time.time()
     ((lease_id, _),) = lease(admin, at=now).leases
     report(admin, [DownloadEvent("done", lease_id, now + 0.5, status=200)])
-    assert admin.ip_state(IPS[1]).next_fetch_at == pytest.approx(now + 5.5)
+    assert admin.ip_state(IPS[1], CONFIG.priorities).next_fetch_at == pytest.approx(now + 5.5)
     assert lease(admin, at=now + 5.0).leases == []  # CONFIG.delay alone would allow it
     assert admin.set_delay(IPS[1], None).changed == 1
     assert admin.set_delay(IPS[1], None).changed == 0
-    assert admin.ip_state(IPS[1]).delays == {}
+    assert admin.ip_state(IPS[1], CONFIG.priorities).delays == {}
     with pytest.raises(ValueError, match="> 0 seconds"):
         admin.set_delay(IPS[1], 0)
 
@@ -144,7 +144,7 @@ def test_block_until_moves_a_waiting_ip_and_never_shortens(admin: FrontierAdmin)
     now = time.time()
     assert admin.block_until(IPS[2], now + 100).changed == 1
     assert admin.block_until(IPS[2], now + 50).changed == 0  # a backoff is never cut short
-    state = admin.ip_state(IPS[2])
+    state = admin.ip_state(IPS[2], CONFIG.priorities)
     assert state.blocked_until == pytest.approx(now + 100)
     assert state.next_fetch_at == pytest.approx(now + 100)
     assert lease(admin, at=now + 99).leases == []

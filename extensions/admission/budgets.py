@@ -1,0 +1,93 @@
+"""The shared half of admission: budgets and trap feedback, applied in the admit script.
+
+What needs every worker's view lives in Redis and is charged atomically with the
+enqueue (frontier/lua/traps.lua): the host's importance and budget, the facet cap, and
+each URL pattern's trap state. This module only holds their settings (PRIORITY_*), the
+CFG.traps table of the frontier's scripts.
+
+Trap feedback, per host and URL pattern (patterns.py): each fetched page reports its
+outcome (new, duplicate, soft_404, not_found; errors and re-crawls are neutral). The
+pattern keeps decayed counts of its recent outcomes (window PRIORITY_TRAP_WINDOW). Once
+it has PRIORITY_TRAP_MIN_PAGES of them, a bad share >= PRIORITY_TRAP_DEMOTE_SHARE demotes
+it (its new URLs lose PRIORITY_DEMOTE_PENALTY) and >= PRIORITY_TRAP_CLOSE_SHARE closes
+it: new URLs are refused at admission (`pattern_closed`, URL-seen forgets them so they
+can come back), queued ones are dropped when leased. A closed pattern still lets one URL
+in PRIORITY_TRAP_PROBE_EVERY through, so fresh pages can show up; after
+PRIORITY_TRAP_REOPEN_AFTER fresh pages in a row it opens again with a clean slate: one bad
+streak does not close a real section for good.
+
+Host budget (on by default, never unlimited unless the operator says so):
+PRIORITY_HOST_BUDGET + PRIORITY_HOST_BUDGET_PER_REFERRER x distinct referring hosts +
+PRIORITY_HOST_BUDGET_PER_SITEMAP_URL x URLs its sitemaps listed; 0 = no sized budget
+(FRONTIER_MAX_PAGES_PER_HOST stays the operator's hard cap).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from extensions.config import Setting, Table, at_least, between, read
+
+if TYPE_CHECKING:
+    from scrapy.settings import BaseSettings
+
+
+@dataclass(frozen=True)
+class TrapConfig:
+    patterns_per_host: int
+    window: float
+    min_pages: int
+    demote_share: float
+    close_share: float
+    reopen_after: int
+    probe_every: int
+    demote_penalty: float
+    facet_max: int  # query variants admitted per host + path template (0 = no cap)
+    host_weight: float  # score per doubling of referring hosts
+    host_bonus_max: float
+    host_budget: int
+    budget_per_referrer: int
+    budget_per_sitemap_url: float
+
+
+TRAPS = Table(
+    TrapConfig,
+    Setting("PRIORITY_PATTERNS_PER_HOST", "patterns_per_host", int, at_least(1)),
+    Setting("PRIORITY_TRAP_WINDOW", "window", float, at_least(1)),
+    Setting("PRIORITY_TRAP_MIN_PAGES", "min_pages", int, at_least(1)),
+    Setting("PRIORITY_TRAP_DEMOTE_SHARE", "demote_share", float, between(0, 1)),
+    Setting("PRIORITY_TRAP_CLOSE_SHARE", "close_share", float, between(0, 1)),
+    Setting("PRIORITY_TRAP_REOPEN_AFTER", "reopen_after", int, at_least(1)),
+    Setting("PRIORITY_TRAP_PROBE_EVERY", "probe_every", int, at_least(1)),
+    Setting("PRIORITY_DEMOTE_PENALTY", "demote_penalty", float, at_least(0)),
+    Setting("PRIORITY_FACET_MAX", "facet_max", int, at_least(0)),
+    Setting("PRIORITY_HOST_WEIGHT", "host_weight", float, at_least(0)),
+    Setting("PRIORITY_HOST_BONUS_MAX", "host_bonus_max", float, at_least(0)),
+    Setting("PRIORITY_HOST_BUDGET", "host_budget", int, at_least(0)),
+    Setting("PRIORITY_HOST_BUDGET_PER_REFERRER", "budget_per_referrer", int, at_least(0)),
+    Setting("PRIORITY_HOST_BUDGET_PER_SITEMAP_URL", "budget_per_sitemap_url", float, at_least(0)),
+)
+
+
+def trap_config(settings: BaseSettings) -> TrapConfig:
+    """ValueError names the bad setting."""
+    return read(TRAPS, settings)
+
+
+def pattern_state(raw: str) -> dict[str, Any]:
+    """A URL pattern's trap-feedback record, "admitted,n,bad,fresh,state,probes,outcomes"
+    (frontier/lua/traps.lua), as operators read it (scrapy status --host, the report)."""
+    values = [float(x) for x in raw.split(",")] + [0.0] * 7
+    admitted, n, bad, fresh, state, probes, outcomes = values[:7]
+    return {
+        "state": PATTERN_STATES.get(int(state), "open"),
+        "admitted": int(admitted),
+        "outcomes": int(outcomes),
+        "bad_share": round(bad / n, 3) if n else 0.0,
+        "fresh_streak": int(fresh),
+        "refused_while_closed": int(probes),
+    }
+
+
+PATTERN_STATES = {0: "open", 1: "demoted", 2: "closed"}

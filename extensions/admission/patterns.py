@@ -1,0 +1,74 @@
+"""URL patterns: the unit that trap feedback counts, demotes and closes.
+
+A trap is a URL space one template generates without end: calendar months, facet
+combinations, session ids, random links on a "not found" page. Its URLs differ in
+numbers, tokens and query values, not in shape, so a pattern abstracts exactly those:
+
+    http://shop.test/shop/shoes/?color=red&size=m  ->  shop.test/shop/shoes/?color&size
+    http://h.test/calendar/2024/01                 ->  h.test/calendar/<N>/<N>
+    http://h.test/s/3f2a9c0e4b5d6a7f8e9d/view      ->  h.test/s/<H>/view
+
+Memory is bounded per host (PRIORITY_PATTERNS_PER_HOST, counted in the admit script):
+a host whose paths carry word slugs would otherwise cost a pattern per page. Past the
+cap a URL counts under its coarse pattern (host, first path segment, "has a query"),
+and past twice the cap under the host's catch-all. `UrlPatterns` carries all three;
+the Lua side (frontier/lua/traps.lua) picks the finest one the host has room for, and
+reports resolve the same way, so a page's outcome lands where its admission was counted.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from extensions.admission.filters import host_of
+
+_URL_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^/?#]*([^?#]*)(?:\?([^#]*))?")
+_DIGITS = re.compile(r"[0-9]+")
+# Long hex runs (hashes, UUID parts, session tokens): a digit and a letter a-f, 16+ chars.
+_HEX_TOKEN = re.compile(
+    r"(?<![0-9A-Za-z])(?=[0-9a-fA-F-]*[0-9])(?=[0-9a-fA-F-]*[a-fA-F])[0-9a-fA-F-]{16,}(?![0-9A-Za-z])"
+)
+# A path segment this long is a token (a growing path, an encoded blob), not a name.
+_LONG_SEGMENT = 64
+
+
+@dataclass(frozen=True)
+class UrlPatterns:
+    """The patterns of one URL, finest first; `path_key` names its path for the facet cap
+    ('' when the URL has no query)."""
+
+    fine: str
+    coarse: str
+    host_wide: str
+    path_key: str
+
+
+def path_template(path: str) -> str:
+    """Hex tokens -> <H>, digit runs -> <N>, overlong segments -> <L>."""
+    out = _DIGITS.sub("<N>", _HEX_TOKEN.sub("<H>", path))
+    if len(out) > _LONG_SEGMENT and any(len(s) > _LONG_SEGMENT for s in out.split("/")):
+        out = "/".join("<L>" if len(s) > _LONG_SEGMENT else s for s in out.split("/"))
+    return out
+
+
+def query_names(query: str) -> list[str]:
+    """Sorted distinct parameter names (values dropped; the canonicalizer sorted them)."""
+    names = {part.partition("=")[0] for part in query.split("&") if part}
+    return sorted(_DIGITS.sub("<N>", name) for name in names)
+
+
+def url_patterns(url: str) -> UrlPatterns:
+    """The patterns of a canonical URL; a URL without a path counts under the host's "/"."""
+    host = host_of(url)
+    match = _URL_RE.match(url)
+    path, query = (match.group(1) or "/", match.group(2) or "") if match else ("/", "")
+    template = path_template(path)
+    suffix = "?" + "&".join(query_names(query)) if query else ""
+    first = template.split("/", 2)[1] if template.count("/") >= 1 else ""
+    return UrlPatterns(
+        fine=f"{host}{template}{suffix}",
+        coarse=f"{host}/{first}/*{'?' if query else ''}",
+        host_wide=f"{host}/*",
+        path_key=f"{host}{template}" if query else "",
+    )

@@ -1,0 +1,141 @@
+"""The prioritizer: a score (0..100) for every admitted URL, from what admission knows.
+
+The frontier never converges, so the score decides which pages a crawl ever reaches.
+Two halves, both from PRIORITY_* settings:
+
+- here, locally and cheaply (no I/O): the URL's source (seed, sitemap, link, re-crawl;
+  a redirect or retry keeps the score of the request it replaces), its parent's score
+  with decay (so long link chains sink), its depth, and its
+  shape (query parameters, names known as facets/sort/session, a parameter added to an
+  already filtered URL of the same path);
+- in the admit script (frontier/lua/traps.lua), atomically with the enqueue: the host's
+  importance (distinct referring hosts seen so far) and the URL pattern's trap feedback
+  (a demoted pattern loses PRIORITY_DEMOTE_PENALTY; a closed one is refused).
+
+The final score's bucket is the front queue and the lane of the IP's back queue
+(bucket 0: a score above 100 - 100/n, ...), so within an IP the best-scored URL goes first
+(invariant 8). `meta["frontier_priority"]` still names a bucket outright (re-crawls,
+robots sitemaps of old callers, operators).
+
+Requests learn their source and parent from `SourceMiddleware` (sources.py), which
+stamps them as the spider yields them; the parent's own score rides in its record ("s").
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from extensions.config import STRINGS, Setting, Table, at_least, between, read
+
+if TYPE_CHECKING:
+    from scrapy import Request
+    from scrapy.settings import BaseSettings
+
+MAX_SCORE = 100.0
+SOURCES = ("seed", "sitemap", "link", "recrawl", "probe")
+# Transient meta the source middleware writes (never stored: records.TRANSIENT_META).
+SOURCE_META = "frontier_source"
+PARENT_META = "frontier_parent"  # (parent score, parent URL)
+SCORE_META = "frontier_score"  # a leased request's own score, from its record
+
+
+@dataclass(frozen=True)
+class PriorityConfig:
+    seed_score: float
+    sitemap_score: float
+    link_score: float  # a link whose parent's score is unknown
+    inherit: float  # a link's share of its parent's score
+    depth_penalty: float
+    param_penalty: float
+    facet_penalty: float
+    facet_params: tuple[str, ...]
+    refine_penalty: float
+
+
+PRIORITY = Table(
+    PriorityConfig,
+    Setting("PRIORITY_SEED_SCORE", "seed_score", float, between(0, MAX_SCORE)),
+    Setting("PRIORITY_SITEMAP_SCORE", "sitemap_score", float, between(0, MAX_SCORE)),
+    Setting("PRIORITY_LINK_SCORE", "link_score", float, between(0, MAX_SCORE)),
+    Setting("PRIORITY_INHERIT", "inherit", float, between(0, 1)),
+    Setting("PRIORITY_DEPTH_PENALTY", "depth_penalty", float, at_least(0)),
+    Setting("PRIORITY_PARAM_PENALTY", "param_penalty", float, at_least(0)),
+    Setting("PRIORITY_FACET_PENALTY", "facet_penalty", float, at_least(0)),
+    Setting("PRIORITY_FACET_PARAMS", "facet_params", STRINGS),
+    Setting("PRIORITY_REFINE_PENALTY", "refine_penalty", float, at_least(0)),
+)
+
+
+def bucket(score: float, priorities: int) -> int:
+    """Front queue / back-queue lane of a score: 0 for the best 100/n points, then down."""
+    step = MAX_SCORE / priorities
+    return min(priorities - 1, max(0, math.floor((MAX_SCORE - score) / step)))
+
+
+class Prioritizer:
+    """The local half of a URL's score; one per scheduler, built from settings."""
+
+    def __init__(self, config: PriorityConfig) -> None:
+        self.config = config
+        self._facets = frozenset(name.lower() for name in config.facet_params)
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> Prioritizer:
+        """ValueError names the bad setting."""
+        return cls(read(PRIORITY, settings))
+
+    def score(self, request: Request, canonical: str) -> float:
+        """0..100: source and parent, minus depth and shape penalties."""
+        c = self.config
+        own = request.meta.get(SCORE_META)
+        if own is not None:
+            # A leased request coming back (a redirect, a retry): the same document.
+            return min(MAX_SCORE, max(0.0, float(own)))
+        source = self.source_of(request)
+        parent = request.meta.get(PARENT_META)
+        parent_score = float(parent[0]) if parent and parent[0] is not None else None
+        if source == "seed":
+            base = c.seed_score
+        elif source == "sitemap":
+            base = c.sitemap_score
+        elif parent_score is not None:
+            base = parent_score * c.inherit
+        else:
+            base = c.link_score
+        base -= c.depth_penalty * int(request.meta.get("depth", 0))
+        base -= self.shape_penalty(canonical, parent[1] if parent else None)
+        return min(MAX_SCORE, max(0.0, base))
+
+    @staticmethod
+    def source_of(request: Request) -> str:
+        source = request.meta.get(SOURCE_META)
+        if source in SOURCES:
+            return str(source)
+        if request.meta.get("recrawl"):
+            return "recrawl"
+        return "link" if request.meta.get("depth", 0) else "seed"
+
+    def shape_penalty(self, canonical: str, parent_url: str | None) -> float:
+        """Per query parameter, more per facet/sort/session name, more again when the
+        URL only adds a filter to its parent's already filtered URL (a facet walk)."""
+        query = urlsplit(canonical).query
+        if not query:
+            return 0.0
+        c = self.config
+        names = {part.partition("=")[0].lower() for part in query.split("&") if part}
+        penalty = c.param_penalty * len(names)
+        penalty += c.facet_penalty * len(names & self._facets)
+        if parent_url and _refines(canonical, parent_url, names):
+            penalty += c.refine_penalty
+        return penalty
+
+
+def _refines(url: str, parent_url: str, names: set[str]) -> bool:
+    parent = urlsplit(parent_url)
+    if not parent.query or parent.path != urlsplit(url).path:
+        return False
+    parent_names = {p.partition("=")[0].lower() for p in parent.query.split("&") if p}
+    return len(names) > len(parent_names)

@@ -1,0 +1,157 @@
+-- include: util
+-- Crawl budget in the admit and report scripts (extensions/admission/budgets.py): URL
+-- patterns and their trap feedback, the facet cap, the sized host budget, host importance.
+-- Keys: K.patterns (pattern -> "admitted,n,bad,fresh,state,probes,count"; "q|<path>" ->
+-- query variants), K.trap_hosts (host -> pattern fields held), K.closed_patterns (set),
+-- K.host_pages (host -> URLs admitted), K.host_info ("<host>|r" referring hosts,
+-- "<host>|s" sitemap URLs), K.seen (referrer pair keys), K.host_stats (page outcomes).
+local T = CFG.traps
+local OPEN, DEMOTED, CLOSED = 0, 1, 2
+
+local function parse_pattern(raw)
+  local t, i = {0, 0, 0, 0, 0, 0, 0}, 1
+  -- A pre-feedback crawl stored a bare count here: it reads as "admitted".
+  for x in string.gmatch(raw or '', '[^,]+') do
+    t[i] = tonumber(x) or 0
+    i = i + 1
+  end
+  return t
+end
+
+local function save_pattern(field, t)
+  redis.call('HSET', K.patterns, field, string.format('%d,%.3f,%.3f,%d,%d,%d,%d',
+    t[1], t[2], t[3], t[4], t[5], t[6], t[7]))
+end
+
+-- The finest of the URL's patterns its host has room for (PRIORITY_PATTERNS_PER_HOST
+-- fine ones, as many coarse ones again, then the host's catch-all). `create` charges
+-- the host for a new field; reports pass false and get nil for a pattern never admitted.
+local function resolve(host, pt, create)
+  if redis.call('HEXISTS', K.patterns, pt[1]) == 1 then return pt[1] end
+  local held = num(redis.call('HGET', K.trap_hosts, host), 0)
+  if create and held < T.patterns_per_host then
+    redis.call('HINCRBY', K.trap_hosts, host, 1)
+    return pt[1]
+  end
+  if redis.call('HEXISTS', K.patterns, pt[2]) == 1 then return pt[2] end
+  if create and held < 2 * T.patterns_per_host then
+    redis.call('HINCRBY', K.trap_hosts, host, 1)
+    return pt[2]
+  end
+  if create or redis.call('HEXISTS', K.patterns, pt[3]) == 1 then return pt[3] end
+  return nil
+end
+
+-- Distinct query variants of one path (facet combinations): refused past the cap.
+local function over_facet_cap(host, path_key)
+  if T.facet_max <= 0 or path_key == '' then return false end
+  local field = 'q|' .. path_key
+  local n = redis.call('HINCRBY', K.patterns, field, 1)
+  if n == 1 then redis.call('HINCRBY', K.trap_hosts, host, 1) end
+  return n > T.facet_max
+end
+
+local function host_budget(host)
+  if T.host_budget <= 0 then return 0 end
+  local refs = num(redis.call('HGET', K.host_info, host .. '|r'), 0)
+  local listed = num(redis.call('HGET', K.host_info, host .. '|s'), 0)
+  return T.host_budget + T.budget_per_referrer * refs + math.floor(T.budget_per_sitemap_url * listed)
+end
+
+-- A link from another host counts once per (referring host, host) pair: the pair's key
+-- shares URL-seen's set (a 16-hex fingerprint like any other).
+local function count_referrer(host, ref_key)
+  if ref_key ~= '' and redis.call('SADD', K.seen, ref_key) == 1 then
+    redis.call('HINCRBY', K.host_info, host .. '|r', 1)
+  end
+end
+
+local function host_bonus(host)
+  local refs = num(redis.call('HGET', K.host_info, host .. '|r'), 0)
+  return math.min(T.host_bonus_max, T.host_weight * math.log(1 + refs) / math.log(2))
+end
+
+local function bucket(score)
+  local n = #CFG.weights
+  local p = math.floor((100 - score) * n / 100)
+  return math.max(0, math.min(n - 1, p))
+end
+
+-- Admission of a URL new to the crawl: the pattern's state, caps and budgets. Returns
+-- a refusal reason, or nil, the front queue (the score's bucket) and whether the URL
+-- is a closed pattern's probe.
+local function charge(it)
+  local host, pt = it.host, it.pt
+  local state, field, t = OPEN, nil, nil
+  if pt[1] ~= '' then
+    field = resolve(host, pt, true)
+    t = parse_pattern(redis.call('HGET', K.patterns, field))
+    state = t[5]
+    if state == CLOSED then
+      t[6] = t[6] + 1
+      save_pattern(field, t)
+      -- Forgotten by URL-seen: after the pattern reopens, the URL may come back.
+      if t[6] % T.probe_every ~= 0 then return 'pattern_closed' end
+    end
+    if CFG.max_per_pattern > 0 and t[1] >= CFG.max_per_pattern then return 'pattern_cap' end
+    if over_facet_cap(host, pt[4]) then return 'facet_cap' end
+  end
+  if CFG.max_pages_per_host > 0 or T.host_budget > 0 then
+    -- Only admitted URLs spend the budget.
+    local pages = num(redis.call('HGET', K.host_pages, host), 0) + 1
+    if CFG.max_pages_per_host > 0 and pages > CFG.max_pages_per_host then return 'host_budget' end
+    if T.host_budget > 0 and pages > host_budget(host) then return 'host_budget' end
+    redis.call('HSET', K.host_pages, host, pages)
+  end
+  if it.sitemap == 1 then redis.call('HINCRBY', K.host_info, host .. '|s', 1) end
+  if field then
+    t[1] = t[1] + 1
+    save_pattern(field, t)
+  end
+  if state == CLOSED then return nil, #CFG.weights - 1, true end  -- a probe: last
+  if it.prio >= 0 then return nil, it.prio, false end
+  local score = it.score + host_bonus(host)
+  if state == DEMOTED then score = score - T.demote_penalty end
+  return nil, bucket(score), false
+end
+
+local BAD = {new = 0, duplicate = 1, soft_404 = 1, not_found = 1}
+
+local function judge(field, t)
+  local share = 0
+  if t[2] > 0 then share = t[3] / t[2] end
+  if t[7] < T.min_pages then return end
+  if share >= T.close_share then
+    t[5], t[4] = CLOSED, 0
+    redis.call('SADD', K.closed_patterns, field)
+    stat('trap_closed')
+  elseif share >= T.demote_share then
+    if t[5] ~= DEMOTED then stat('trap_demoted') end
+    t[5] = DEMOTED
+  else
+    t[5] = OPEN
+  end
+end
+
+-- A fetched page's outcome (report.lua 'ack' events: ev.o, ev.pt, ev.host).
+local function feedback(ev)
+  local bad = BAD[ev.o or '']
+  if bad == nil or not ev.pt or not ev.host then return end
+  redis.call('HINCRBY', K.host_stats, ev.host .. '|page_' .. ev.o, 1)
+  local field = resolve(ev.host, ev.pt, false)
+  if not field then return end
+  local t = parse_pattern(redis.call('HGET', K.patterns, field))
+  local d = 1 - 1 / T.window
+  t[2], t[3], t[7] = t[2] * d + 1, t[3] * d + bad, t[7] + 1
+  if t[5] == CLOSED then
+    if bad == 1 then t[4] = 0 else t[4] = t[4] + 1 end
+    if t[4] >= T.reopen_after then
+      t[2], t[3], t[4], t[5], t[7] = 0, 0, 0, OPEN, 0
+      redis.call('SREM', K.closed_patterns, field)
+      stat('trap_reopened')
+    end
+  else
+    judge(field, t)
+  end
+  save_pattern(field, t)
+end

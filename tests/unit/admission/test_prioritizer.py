@@ -1,0 +1,109 @@
+"""The prioritizer's local half, one test per signal, and the URL patterns trap
+feedback counts (the shared half is tests/unit/frontier/test_traps.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from scrapy import Request
+
+from extensions.admission.patterns import url_patterns
+from extensions.admission.prioritizer import (
+    PARENT_META,
+    SCORE_META,
+    SOURCE_META,
+    Prioritizer,
+    bucket,
+)
+from tests.project_settings import project_settings
+
+PRIO = Prioritizer.from_settings(project_settings())
+C = PRIO.config
+
+
+def score(url: str, **meta: Any) -> float:
+    return PRIO.score(Request(url, meta=meta), url)
+
+
+def test_sources_seed_then_sitemap_then_unknown_link() -> None:
+    assert score("http://h.test/") == C.seed_score
+    sitemap = score("http://h.test/a", **{SOURCE_META: "sitemap", "depth": 1})
+    assert sitemap == C.sitemap_score - C.depth_penalty
+    assert score("http://h.test/a", depth=1) == C.link_score - C.depth_penalty
+
+
+def test_a_link_inherits_its_parents_score_with_decay() -> None:
+    child = score("http://h.test/a", depth=1, **{PARENT_META: (80, "http://h.test/")})
+    assert child == pytest.approx(80 * C.inherit - C.depth_penalty)
+    grandchild = score("http://h.test/b", depth=2, **{PARENT_META: (child, "http://h.test/a")})
+    assert grandchild < child  # long chains sink
+
+
+def test_depth_costs_points() -> None:
+    shallow = score("http://h.test/a", depth=1, **{PARENT_META: (90, "http://h.test/")})
+    deep = score("http://h.test/a", depth=5, **{PARENT_META: (90, "http://h.test/")})
+    assert shallow - deep == pytest.approx(4 * C.depth_penalty)
+
+
+def test_query_parameters_and_facet_names_cost_points() -> None:
+    parent = {PARENT_META: (90, "http://h.test/"), "depth": 1}
+    plain = score("http://h.test/shop/", **parent)
+    one = score("http://h.test/shop/?page=2", **parent)
+    facet = score("http://h.test/shop/?color=red", **parent)
+    assert plain - one == pytest.approx(C.param_penalty)
+    assert plain - facet == pytest.approx(C.param_penalty + C.facet_penalty)
+
+
+def test_adding_a_filter_to_a_filtered_url_decays() -> None:
+    parent_url = "http://h.test/shop/?color=red"
+    refine = score(
+        "http://h.test/shop/?color=red&size=m", depth=2, **{PARENT_META: (90, parent_url)}
+    )
+    fresh = score(
+        "http://h.test/shop/?color=red&size=m", depth=2, **{PARENT_META: (90, "http://h.test/")}
+    )
+    assert fresh - refine == pytest.approx(C.refine_penalty)
+
+
+def test_a_redirect_or_retry_keeps_its_own_score() -> None:
+    assert score("http://h.test/new?x=1", depth=3, **{SCORE_META: 77}) == 77
+
+
+def test_scores_bucket_into_front_queues() -> None:
+    assert [bucket(s, 5) for s in (100, 80.1, 80, 50, 20.1, 0)] == [0, 0, 1, 2, 3, 4]
+
+
+def test_seed_home_and_sitemap_urls_beat_depth_five_links() -> None:
+    chain = 100.0
+    for depth in range(1, 6):
+        chain = score(
+            f"http://h.test/d{depth}", depth=depth, **{PARENT_META: (chain, "http://h.test/")}
+        )
+    sitemap = score("http://h.test/s", depth=1, **{SOURCE_META: "sitemap"})
+    assert bucket(chain, 5) > bucket(sitemap, 5) == bucket(score("http://h.test/"), 5) == 0
+
+
+@pytest.mark.parametrize(
+    ("url", "fine"),
+    [
+        ("http://h.test/calendar/2024/01", "h.test/calendar/<N>/<N>"),
+        ("http://h.test/shop/?color=red&size=m", "h.test/shop/?color&size"),
+        ("http://h.test/shop/?size=s&color=blue", "h.test/shop/?color&size"),
+        ("http://h.test/s/3f2a9c0e4b5d6a7f8e9d/view", "h.test/s/<H>/view"),
+        ("http://h.test/q/" + "x" * 80, "h.test/q/<L>"),
+        ("http://h.test", "h.test/"),
+    ],
+)
+def test_patterns_abstract_numbers_tokens_and_query_values(url: str, fine: str) -> None:
+    assert url_patterns(url).fine == fine
+
+
+def test_coarse_and_host_wide_patterns() -> None:
+    p = url_patterns("http://h.test/blog/my-first-post?ref=x")
+    assert (p.coarse, p.host_wide, p.path_key) == (
+        "h.test/blog/*?",
+        "h.test/*",
+        "h.test/blog/my-first-post",
+    )
+    assert url_patterns("http://h.test/blog/post").path_key == ""

@@ -1,0 +1,219 @@
+"""Crawl budget in the frontier's scripts (frontier/lua/traps.lua), on a real Redis and a
+virtual clock: score lanes within an IP, trap feedback closing and reopening a URL
+pattern (shared by workers, kept across restarts), the facet cap, the sized host
+budget and host importance."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+import redis.asyncio as aioredis
+
+from extensions.admission.admit import seen_key
+from extensions.admission.patterns import url_patterns
+from extensions.admission.records import PROBE_MARK, AdmitItem
+from extensions.frontier.core import DownloadEvent, Frontier
+from extensions.state.keys import FrontierKeys
+from tests.project_settings import project_frontier_config
+from tests.unit.frontier.test_frontier_sim import VirtualClock
+
+IP = "10.9.0.1"
+HOST = "shop.test"
+MakeFrontier = Callable[..., Frontier]
+
+
+def item(url: str, score: float = 50.0, referrer: str = "", host: str = HOST) -> AdmitItem:
+    p = url_patterns(url)
+    return AdmitItem(
+        seen_key(url),
+        IP,
+        host,
+        -1,
+        f'{{"u":"{url}"}}',
+        (p.fine, p.coarse, p.host_wide, p.path_key),
+        score=score,
+        referrer=referrer,
+    )
+
+
+@pytest.fixture
+def make(redis_url: str, redis_client: Any) -> Iterator[MakeFrontier]:
+    clients: list[aioredis.Redis] = []
+    clock = VirtualClock()
+
+    def build(**traps: Any) -> Frontier:
+        client = aioredis.Redis.from_url(redis_url)
+        clients.append(client)
+        base = project_frontier_config(delay=1.0, lease_ttl=60)
+        config = dataclasses.replace(base, traps=dataclasses.replace(base.traps, **traps))
+        return Frontier(client, FrontierKeys("traps"), config, clock=clock)
+
+    yield build
+
+
+def run(coro: Any) -> Any:
+    return asyncio.run(coro)
+
+
+async def fetch_all(frontier: Frontier, outcome: str) -> list[str]:
+    """Lease every queued URL one at a time (the IP's delay passes), ack with `outcome`."""
+    urls: list[str] = []
+    clock = frontier.clock
+    assert isinstance(clock, VirtualClock)
+    for _ in range(200):
+        reply = await frontier.lease(1)
+        if not reply.leases:
+            if reply.queued == 0:
+                return urls
+            clock.now += 1.0
+            continue
+        lease_id, record = reply.leases[0]
+        url = record.removeprefix(PROBE_MARK)[6:-2]
+        urls.append(url)
+        p = url_patterns(url)
+        pt = (p.fine, p.coarse, p.host_wide)
+        done = DownloadEvent("done", lease_id, clock.now, 200)
+        ack = DownloadEvent("ack", lease_id, clock.now, host=HOST, outcome=outcome, patterns=pt)
+        await frontier.report([done, ack])
+    return urls
+
+
+def test_within_an_ip_the_best_scored_url_goes_first(make: MakeFrontier) -> None:
+    async def go() -> list[str]:
+        frontier = make()
+        scores = [12, 95, 47, 70, 30, 99]
+        await frontier.admit([item(f"http://{HOST}/p{n}", s) for n, s in enumerate(scores)])
+        return await fetch_all(frontier, "new")
+
+    order = run(go())
+    assert order == [f"http://{HOST}/p{n}" for n in (1, 5, 3, 2, 4, 0)]
+
+
+def test_duplicates_close_a_pattern_then_fresh_pages_reopen_it(make: MakeFrontier) -> None:
+    async def go() -> None:
+        frontier = make(min_pages=5, close_share=0.8, reopen_after=3, probe_every=4)
+        await frontier.admit([item(f"http://{HOST}/cal/{n}") for n in range(8)])
+        fetched = await fetch_all(frontier, "duplicate")
+        assert len(fetched) == 8
+        keys = frontier.keys
+        fine = url_patterns(f"http://{HOST}/cal/1").fine
+        assert await frontier.redis.sismember(keys.key("closed_patterns"), fine)
+        # Closed: new URLs refused and forgotten by URL-seen, one in probe_every let in.
+        reply = await frontier.admit([item(f"http://{HOST}/cal/{n}") for n in range(100, 108)])
+        assert reply.extra["refused"] == {"pattern_closed": 6}
+        assert not await frontier.redis.sismember(
+            keys.key("seen"), seen_key(f"http://{HOST}/cal/100")
+        )
+        probes = await fetch_all(frontier, "new")
+        assert len(probes) == 2
+        # Two fresh probes: one short of reopening; a third fresh page reopens it.
+        await frontier.admit([item(f"http://{HOST}/cal/{n}") for n in range(200, 204)])
+        await fetch_all(frontier, "new")
+        assert not await frontier.redis.sismember(keys.key("closed_patterns"), fine)
+        reply = await frontier.admit([item(f"http://{HOST}/cal/{n}") for n in range(300, 305)])
+        assert reply.extra["admitted"] == 5
+
+    run(go())
+
+
+def test_a_second_worker_sees_the_closed_pattern(make: MakeFrontier) -> None:
+    async def go() -> dict[str, int]:
+        one, two = make(min_pages=3), make(min_pages=3)
+        await one.admit([item(f"http://{HOST}/s?sid={n}") for n in range(4)])
+        await fetch_all(one, "duplicate")
+        reply = await two.admit([item(f"http://{HOST}/s?sid={n}") for n in range(10, 13)])
+        return dict(reply.extra["refused"])
+
+    assert run(go()) == {"pattern_closed": 3}
+
+
+def test_a_mixed_section_is_demoted_not_closed(make: MakeFrontier) -> None:
+    async def go() -> str:
+        frontier = make(min_pages=4, demote_share=0.5, close_share=0.8)
+        await frontier.admit([item(f"http://{HOST}/tag/{n}") for n in range(6)])
+        for outcome in ["new", "duplicate"] * 3:
+            assert await fetch_one(frontier, outcome)
+        raw = await frontier.redis.hget(frontier.keys.key("patterns"), f"{HOST}/tag/<N>")
+        return raw.decode()
+
+    state = run(go()).split(",")
+    assert state[4] == "1"  # demoted: bad share 0.5 over >= 4 pages
+
+
+async def fetch_one(frontier: Frontier, outcome: str) -> list[str]:
+    clock = frontier.clock
+    assert isinstance(clock, VirtualClock)
+    clock.now += 1.0
+    reply = await frontier.lease(1)
+    for lease_id, record in reply.leases:
+        url = record[6:-2]
+        p = url_patterns(url)
+        done = DownloadEvent("done", lease_id, clock.now, 200)
+        ack = DownloadEvent(
+            "ack",
+            lease_id,
+            clock.now,
+            host=HOST,
+            outcome=outcome,
+            patterns=(p.fine, p.coarse, p.host_wide),
+        )
+        await frontier.report([done, ack])
+    return [r for _, r in reply.leases]
+
+
+def test_facet_combinations_of_one_path_are_capped(make: MakeFrontier) -> None:
+    async def go() -> Any:
+        frontier = make(facet_max=10)
+        urls = [f"http://{HOST}/shop/?color={c}&size={s}" for c in range(6) for s in range(6)]
+        return (await frontier.admit([item(u) for u in urls])).extra
+
+    extra = run(go())
+    assert extra["admitted"] == 10 and extra["refused"] == {"facet_cap": 26}
+
+
+def test_host_budget_grows_with_referring_hosts(make: MakeFrontier) -> None:
+    async def go() -> tuple[int, int]:
+        frontier = make(host_budget=5, budget_per_referrer=3, budget_per_sitemap_url=0)
+        first = await frontier.admit([item(f"http://{HOST}/a{n}") for n in range(8)])
+        # Two other hosts link here (once each counted, however often they link).
+        refs = [seen_key(f"ref other{n}.test {HOST}") for n in (1, 2, 1)]
+        links = [item(f"http://{HOST}/b{n}", referrer=r) for n, r in enumerate(refs)]
+        links += [item(f"http://{HOST}/c{n}") for n in range(6)]
+        second = await frontier.admit(links)
+        return first.extra["admitted"], second.extra["admitted"]
+
+    # 5 of the first 8; then the budget is 5 + 2 x 3 = 11: 6 more of the next 9.
+    assert run(go()) == (5, 6)
+
+
+def test_referring_hosts_raise_a_hosts_urls_into_a_better_lane(make: MakeFrontier) -> None:
+    async def go() -> tuple[int, int]:
+        frontier = make(host_weight=10, host_bonus_max=20)
+        front = frontier.keys.back_queue
+        await frontier.admit([item("http://plain.test/x", 55, host="plain.test")])
+        refs = [seen_key(f"ref r{n}.test {HOST}") for n in range(3)]
+        await frontier.admit(
+            [item(f"http://{HOST}/y{n}", 55, referrer=r) for n, r in enumerate(refs)]
+        )
+        lane1 = await frontier.redis.llen(front(IP, 1))  # 55 + 10 x log2(4) = 75: lane 1
+        lane2 = await frontier.redis.llen(front(IP, 2))  # plain.test, 55 + 0: lane 2
+        return lane1, lane2
+
+    assert run(go()) == (3, 1)  # one referrer is enough for +10
+
+
+def test_patterns_per_host_are_bounded(make: MakeFrontier) -> None:
+    async def go() -> tuple[int, int]:
+        frontier = make(patterns_per_host=3)
+        slugs = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"]
+        await frontier.admit([item(f"http://{HOST}/blog/{s}-post") for s in slugs])
+        fields = await frontier.redis.hkeys(frontier.keys.key("patterns"))
+        held = await frontier.redis.hget(frontier.keys.key("trap_hosts"), HOST)
+        return len(fields), int(held)
+
+    # 3 fine patterns, then the coarse host/blog/*: 4 fields, charged 4.
+    assert run(go()) == (4, 4)
