@@ -63,6 +63,11 @@ def media_type(headers: Headers) -> str | None:
     return raw.decode("latin-1").split(";", 1)[0].strip().lower() or None
 
 
+def _entries(types: tuple[str, ...]) -> frozenset[str]:
+    """The listed types, lower-cased; blanks dropped ("-s CONTENT_TYPES_WANTED=" is [""])."""
+    return frozenset(t.strip().lower() for t in types if t.strip())
+
+
 @dataclass(frozen=True)
 class ContentTypeSettings:
     wanted: tuple[str, ...]  # media types whose bodies are downloaded; () = all
@@ -75,7 +80,8 @@ CONTENT_TYPES = Table(
         "wanted",
         STRINGS,
         satisfies(
-            lambda types: all(map(_MEDIA_TYPE.fullmatch, types)), "media types like text/html"
+            lambda types: all(map(_MEDIA_TYPE.fullmatch, _entries(types))),
+            "media types like text/html",
         ),
     ),
 )
@@ -92,13 +98,13 @@ class ContentTypeFilter:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ContentTypeFilter:
         try:
-            wanted = read(CONTENT_TYPES, crawler.settings).wanted
+            wanted = _entries(read(CONTENT_TYPES, crawler.settings).wanted)
         except ValueError as exc:
             raise NotConfigured(str(exc)) from None
         if not wanted:
             raise NotConfigured("CONTENT_TYPES_WANTED is empty: every body is downloaded")
         assert crawler.stats is not None
-        ext = cls(frozenset(t.lower() for t in wanted), crawler.stats)
+        ext = cls(wanted, crawler.stats)
         crawler.signals.connect(ext.headers_received, signal=signals.headers_received)
         return ext
 

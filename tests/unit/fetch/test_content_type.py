@@ -104,7 +104,7 @@ def test_text_plain_elsewhere_is_cut() -> None:
 
 
 def test_the_wanted_list_is_a_setting() -> None:
-    crawler = crawler_with_filter(CONTENT_TYPES_WANTED=["text/html", "Application/PDF"])
+    crawler = crawler_with_filter(CONTENT_TYPES_WANTED="text/html, Application/PDF")
     assert not headers_in(crawler, "http://a.test/report", "application/pdf")
     assert headers_in(crawler, "http://a.test/feed", "application/xml")
 
@@ -120,8 +120,9 @@ def test_stats_names_stay_bounded() -> None:
     assert counted["fetch/content_type/aborted/application/x-made-up-0"] == 1
 
 
-def test_an_empty_list_switches_it_off() -> None:
-    crawler = get_crawler(settings_dict=project_values({"CONTENT_TYPES_WANTED": []}))
+@pytest.mark.parametrize("value", [[], ""])  # "" is `-s CONTENT_TYPES_WANTED=`
+def test_an_empty_list_switches_it_off(value: object) -> None:
+    crawler = get_crawler(settings_dict=project_values({"CONTENT_TYPES_WANTED": value}))
     with pytest.raises(NotConfigured, match="CONTENT_TYPES_WANTED is empty"):
         ContentTypeFilter.from_crawler(crawler)
 
