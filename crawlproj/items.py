@@ -37,12 +37,20 @@ class PageItem(scrapy.Item):
     simhash_hex = scrapy.Field()  # the same as 16 hex digits
     duplicate_of = scrapy.Field()  # URL of the earlier exact/near duplicate, else None
     # Bits between this simhash and the near duplicate's original, or (a re-fetch)
-    # the stored copy's; None when there is nothing to compare with.
+    # the stored copy's; None when there is nothing to compare with, so None on an
+    # exact duplicate (its content hash matched: no simhash compared; is_exact_duplicate).
     simhash_distance = scrapy.Field()
     # Near duplicates: the estimated 5-shingle resemblance with the original (>=
     # NEARDUP_MIN_RESEMBLANCE); 1.0 for exact duplicates; None otherwise.
     resemblance = scrapy.Field()
     content_ref = scrapy.Field()  # URI of the stored body (s3://... or file://...), else None
+    # -- soft-404s (crawlproj/pipelines/soft404.py) --
+    # True: a 200 page near its origin's answer for a path that cannot exist (body not
+    # stored, links not followed); False: compared (or its origin answers 404s
+    # honestly) and a real page; None: not compared (not a 200 HTML page, or the
+    # origin's probe has not answered yet).
+    # The probes (<origin>/<16 hex>-crawlproj-probe, a path no site has) get no row.
+    soft_404 = scrapy.Field()
     # -- freshness (re-crawl pipelines) --
     # new (first fetch) | changed | unchanged (same body hash, or same main text:
     # not stored again) | not_modified (304) | gone (404/410)
@@ -50,7 +58,14 @@ class PageItem(scrapy.Item):
     change_rate = scrapy.Field()  # estimated changes per second after this visit
 
 
+def is_exact_duplicate(item: PageItem) -> bool:
+    """The page's content hash matched an earlier page's (crawlproj/pipelines/content.py):
+    a near duplicate always carries its simhash distance, an exact one none."""
+    return bool(item.get("duplicate_of")) and item.get("simhash_distance") is None
+
+
 # Column order of the metadata rows (FEED_EXPORT_FIELDS in settings.py repeats it).
+# New columns go last: a CSV read by position keeps its columns.
 ROW_FIELDS: tuple[str, ...] = (
     "url",
     "final_url",
@@ -77,4 +92,5 @@ ROW_FIELDS: tuple[str, ...] = (
     "content_ref",
     "change",
     "change_rate",
+    "soft_404",
 )

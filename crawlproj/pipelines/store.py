@@ -122,6 +122,10 @@ class PageStorePipeline:
         if item.get("duplicate_of"):
             self.stats.inc_value("pagestore/skipped_duplicate")
             return item
+        if item.get("soft_404"):
+            # A host's "not found" answer under another URL (crawlproj/pipelines/soft404.py).
+            self.stats.inc_value("pagestore/skipped_soft404")
+            return item
         if item.get("change") in KEPT_COPY:
             self.stats.inc_value("pagestore/skipped_unchanged")
             return item

@@ -7,6 +7,22 @@ to the frontier (``frontier_release``) and no link is followed, so a crash or
 a dead page store never leaves a page whose links were crawled but whose body
 is lost.
 
+After the checkpoint, ``parse`` leaves the page's outcome for the frontier in
+``response.meta["frontier_outcome"]`` (its URL pattern's score learns from it):
+"new" (a 2xx of unique content), "duplicate" (an exact or near duplicate),
+"soft_404", or "unchanged" (a re-crawl found the same copy: same body or main
+text, or a 304). Other statuses, released pages and probes carry none: the
+frontier sees the status itself.
+
+Links not followed: a page that says nofollow, is not HTML, is a re-crawl's
+unchanged copy or gone, a soft-404 (``soft_404``), or an exact duplicate (its
+original's links are the same; a near duplicate's may differ, so they are
+followed). A link scrapy.Request refuses costs only itself.
+
+Soft-404 probes: when the soft-404 pipeline claimed a page's origin, the
+spider sends that origin's probe (a random path, ``parse_probe``, first in its
+IP's queue); its answer goes to the soft-404 checker and yields nothing.
+
 ``parse_page`` and ``follow_links`` are the extraction path; ``scrapy replay``
 runs the same two functions over stored bodies.
 """
@@ -26,9 +42,11 @@ from crawlproj.checkpoint import Checkpoint, CheckpointTimeout, checkpoint_for
 from crawlproj.directives import page_directives
 from crawlproj.extractors import Stats, registry
 from crawlproj.feeds import add_default_feed
-from crawlproj.items import PageItem
+from crawlproj.items import PageItem, is_exact_duplicate
 from crawlproj.links import extract_links
+from crawlproj.pipelines.soft404 import Soft404Checker, soft404_checker
 from crawlproj.seeds import SeedLine, read_seed_arg
+from extensions.content.soft404 import SEND_PROBE_META, probe_url
 from extensions.frontier.config import priority_weights
 from extensions.pagestore.protocol import StoreUnavailable
 from extensions.robots.cache import parse_sitemap
@@ -84,6 +102,7 @@ class WebSpider(scrapy.Spider):
 
     name = "web"
     checkpoint: Checkpoint  # set in from_crawler
+    soft404: Soft404Checker | None  # set in from_crawler; None: SOFT404_ENABLED is off
 
     def __init__(self, seeds: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -103,6 +122,7 @@ class WebSpider(scrapy.Spider):
         spider = super().from_crawler(crawler, *args, **kwargs)
         registry.load(crawler.settings.getlist("EXTRACTOR_MODULES"))
         spider.checkpoint = checkpoint_for(crawler)
+        spider.soft404 = soft404_checker(crawler)
         return spider
 
     async def start(self) -> AsyncIterator[scrapy.Request]:
@@ -112,25 +132,76 @@ class WebSpider(scrapy.Spider):
     async def parse(self, response: Response) -> AsyncIterator[PageItem | scrapy.Request]:
         if response.status == 304:
             # A re-crawl's conditional GET found our copy current: a row, no body or links.
-            async for row in self.bodiless_row(response):
+            async for row in self.row_only(response):
                 yield row
+            if not response.meta.get("frontier_release"):
+                response.meta["frontier_outcome"] = "unchanged"
             return
         page = parse_page(response, self.robots_token, self.crawler.stats)
         item = self.page_item(response)
         item.update(page.fields)
         self.checkpoint.register(item, response)
         yield item
-        if not await self.passed_checkpoint(item, response):
+        passed = await self.passed_checkpoint(item, response)
+        if response.meta.get(SEND_PROBE_META):
+            # Sent even when the page is handed back: its origin is claimed either way.
+            yield self.probe(response)
+        if not passed:
             return
+        outcome = frontier_outcome(item)
+        if outcome is not None:
+            response.meta["frontier_outcome"] = outcome
+        if self.links_skipped(item):
+            return
+        for url in follow_links(page, response, self.crawler.stats):
+            request = self.link_request(url)
+            if request is not None:
+                yield request
+
+    def links_skipped(self, item: PageItem) -> bool:
+        """True (counted) for a page whose links are not to be followed."""
         if item.get("change") in ("unchanged", "gone"):
             # A re-crawl found the same page (its links were followed last time), or
             # the page is gone.
-            self.crawler.stats.inc_value(f"crawlproj/pages/{item['change']}_links_skipped")
-            return
-        for url in follow_links(page, response, self.crawler.stats):
-            yield scrapy.Request(url, callback=self.parse, errback=self.on_error)
+            reason = str(item["change"])
+        elif item.get("soft_404"):
+            reason = "soft_404"  # the host's not-found answer: its links lead nowhere real
+        elif is_exact_duplicate(item):
+            reason = "exact_duplicate"  # the original's links are these links
+        else:
+            return False
+        self.crawler.stats.inc_value(f"crawlproj/pages/{reason}_links_skipped")
+        return True
 
-    async def bodiless_row(self, response: Response) -> AsyncIterator[PageItem]:
+    def link_request(self, url: str) -> scrapy.Request | None:
+        """The request for one followed link; None (counted) when scrapy refuses the URL,
+        so the page's other links still follow."""
+        try:
+            return scrapy.Request(url, callback=self.parse, errback=self.on_error)
+        except ValueError:
+            self.crawler.stats.inc_value("crawlproj/links/skipped/invalid")
+            return None
+
+    def probe(self, response: Response) -> scrapy.Request:
+        """The soft-404 probe of the response's origin: dont_filter (it is asked once
+        per origin, by the claim), first in its IP's queue so later pages are compared."""
+        self.crawler.stats.inc_value("crawlproj/soft404/probes_sent")
+        return scrapy.Request(
+            probe_url(response.url),
+            callback=self.parse_probe,
+            errback=self.on_probe_error,
+            dont_filter=True,
+            meta={"frontier_priority": 0},
+        )
+
+    async def parse_probe(self, response: Response) -> None:
+        """A probe's answer settles its origin; no row, no links (the crawler's own
+        question, not a page of the site: crawlproj/pipelines/soft404.py)."""
+        if self.soft404 is not None:
+            await self.soft404.probe_answer(response)
+
+    async def row_only(self, response: Response) -> AsyncIterator[PageItem]:
+        """The response's row and nothing else (a 304)."""
         item = self.page_item(response)
         self.checkpoint.register(item, response)
         yield item
@@ -141,7 +212,7 @@ class WebSpider(scrapy.Spider):
         lowest priority, nested sitemaps too; <lastmod> rides along in meta (the
         scheduler makes a stored URL due when its lastmod is newer than our copy)."""
         if response.status == 304:  # a re-crawled sitemap that did not change
-            async for row in self.bodiless_row(response):
+            async for row in self.row_only(response):
                 yield row
             return
         item = self.page_item(response)
@@ -204,6 +275,23 @@ class WebSpider(scrapy.Spider):
     def on_error(self, failure: Any) -> None:
         # Counted by cause; the request itself is logged by Scrapy's core.
         self.crawler.stats.inc_value(f"crawlproj/errors/{failure.type.__name__}")
+
+    def on_probe_error(self, failure: Any) -> None:
+        # The origin stays claimed: its pages go unchecked (soft404_states.py).
+        self.crawler.stats.inc_value("crawlproj/soft404/probes_failed")
+        self.on_error(failure)
+
+
+def frontier_outcome(item: PageItem) -> str | None:
+    """What the page turned out to be, for the frontier (see the module docstring)."""
+    if item.get("soft_404"):
+        return "soft_404"
+    if item.get("change") == "unchanged":
+        return "unchanged"
+    if item.get("duplicate_of"):
+        return "duplicate"
+    status = item.get("status") or 0
+    return "new" if 200 <= status < 300 else None
 
 
 def parse_headers(response: Response) -> dict[str, list[str]]:

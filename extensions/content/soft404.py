@@ -23,9 +23,14 @@ drown that signal, so they are taken out first:
 
 An answer with fewer than MIN_OWN_WORDS words of its own (the host serves its
 home page, or an app shell, for every path) cannot be told from a real page
-by its text: only the redirect rule applies then. Redirect rule: when the
-probe was redirected (unknown paths 302 to the home page or to /404.html), a
-page redirected from another path to the same final URL is a soft-404.
+by its text, nor can the home page be missing: the root is never a soft-404.
+
+Redirect rule: when the probe was redirected (unknown paths 302 to the home
+page or to /404.html), a page redirected from another path to the same final
+URL is a soft-404 when its content is already held by an earlier page (a
+duplicate). The first copy is kept: the frontier admits a redirect target as
+that URL's fetch (URL-seen), so it may be the only fetch of the home page. The
+answer's text is not used then: it is the target page's.
 
 The thresholds were chosen on tests/unit/content/soft404_pages.py: six kinds
 of not-found page on three site layouts against short real pages of the same
@@ -44,9 +49,8 @@ from extensions.content.main_text import page_text
 from extensions.content.visible_text import visible_text
 
 PROBE_SUFFIX = "-crawlproj-probe"
-# request.meta of a probe (it rides in the frontier's record), and response.meta of
-# the page whose origin the spider is to probe (set by the pipeline that claimed it).
-PROBE_META = "soft404_probe"
+# response.meta of the page whose origin the spider is to probe (set by the pipeline
+# that claimed the origin).
 SEND_PROBE_META = "soft404_send_probe"
 # Distinct words kept of a page or an answer: a not-found page is short, and a page
 # longer than this is far from one whatever its other words.
@@ -120,23 +124,38 @@ class NotFoundPrint:
 
 def learn(answer: Words, reference: Words | None, final_url: str) -> NotFoundPrint:
     """The fingerprint of a probe's 200 answer; reference: the words of a real page
-    of the origin (furniture is what both have). Without one nothing tells the
-    furniture apart, so the answer's words stay unused (the redirect rule only)."""
-    if reference is None:
-        return NotFoundPrint(final_url, frozenset(), answer)
+    of the origin (furniture is what both have). A redirected probe's answer is the
+    page it was sent to, a real URL of the site (often the home page): its words
+    would mark that page itself, so only the redirect rule is kept. Without a
+    reference nothing tells the furniture apart: the answer's words stay unused."""
+    if final_url or reference is None:
+        return NotFoundPrint(final_url, frozenset(), frozenset() if final_url else answer)
     furniture = answer & reference
     return NotFoundPrint(final_url, answer - furniture, furniture)
 
 
 def judge(
-    print_: NotFoundPrint, words: Words, requested_url: str, final_url: str, threshold: float
+    print_: NotFoundPrint,
+    words: Words,
+    requested_url: str,
+    final_url: str,
+    threshold: float,
+    duplicate: bool,
 ) -> bool:
-    """A 200 page of the origin is a soft-404 (see the module docstring)."""
-    if urlsplit(requested_url).path in ("", "/"):
-        # The root is never missing: a host that serves its home page for every path
-        # makes the home page look like the answer, and http://h/ -> https://h/ ends
-        # where a probe redirected to the home page does.
+    """A 200 page of the origin is a soft-404 (see the module docstring); duplicate:
+    its content is held by an earlier page (duplicate_of)."""
+    if _is_root(requested_url):
+        # A host serving its home page for every path makes the home page look like
+        # the answer (when the reference was another page); the root is never missing.
         return False
-    if print_.final_url and final_url == print_.final_url and requested_url != final_url:
-        return True
+    if print_.final_url:
+        # The frontier admits a redirect target as that URL's own fetch: the first copy
+        # reached this way is the target page itself (the home page...), to be kept.
+        return duplicate and final_url == print_.final_url and requested_url != final_url
+    if _is_root(final_url):
+        return False  # the home page's content, reached by a redirect
     return print_.by_text and print_.resemblance(words) >= threshold
+
+
+def _is_root(url: str) -> bool:
+    return urlsplit(url).path in ("", "/")

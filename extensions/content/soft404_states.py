@@ -7,9 +7,8 @@ is compared with (soft404.py). The probe's answer then replaces the claim:
 ``honest`` (not a 200) or ``soft`` with the answer's fingerprint; the reference
 is dropped then, so an origin costs a few bytes, or its answer's words.
 
-Workers keep the settled states they read (they never change within a crawl,
-except when a re-crawl fetches the probe again and settles it anew), up to
-CACHE_ORIGINS of them; a claimed origin is read again at most every
+Workers keep the settled states they read (a probe answers once per crawl), up
+to CACHE_ORIGINS of them; a claimed origin is read again at most every
 CLAIM_RECHECK_S, so a probe that never answers (dropped by robots.txt, failed
 to download) costs one read per origin per interval, and its pages go unchecked.
 """

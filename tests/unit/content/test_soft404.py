@@ -43,8 +43,8 @@ def fingerprint(site: str, kind: str, reference: str = "home") -> NotFoundPrint:
     return learn(answer, reference_words(ref_html, ref_url), "")
 
 
-def is_soft(print_: NotFoundPrint, html: str, url: str) -> bool:
-    return judge(print_, page_words(html, url), url, url, THRESHOLD)
+def is_soft(print_: NotFoundPrint, html: str, url: str, duplicate: bool = False) -> bool:
+    return judge(print_, page_words(html, url), url, url, THRESHOLD, duplicate)
 
 
 @pytest.mark.parametrize("site", corpus.SITES)
@@ -101,8 +101,15 @@ def test_the_home_page_is_never_a_soft_404(site: str) -> None:
     assert print_.by_text
     home = corpus.home(site)
     assert print_.resemblance(page_words(home, f"{ORIGIN}/")) == 1.0
-    assert not is_soft(print_, home, f"{ORIGIN}/")
-    assert not judge(print_, page_words(home, ORIGIN), ORIGIN, f"{ORIGIN}/", THRESHOLD)
+    assert not is_soft(print_, home, f"{ORIGIN}/", duplicate=True)
+    assert not judge(print_, page_words(home, ORIGIN), ORIGIN, f"{ORIGIN}/", THRESHOLD, True)
+    # Nor is its content reached by a redirect (the only fetch of the home page, if the
+    # frontier admitted the redirect target as "/").
+    words = page_words(home, f"{ORIGIN}/index.html")
+    assert print_.resemblance(words) == 1.0
+    assert not judge(print_, words, f"{ORIGIN}/index.html", f"{ORIGIN}/", THRESHOLD, False)
+    # The same content at another path is the host's answer.
+    assert is_soft(print_, home, f"{ORIGIN}/no/such/page")
 
 
 def test_the_echoed_path_and_per_request_numbers_do_not_count() -> None:
@@ -121,19 +128,29 @@ def test_without_a_reference_page_only_the_redirect_rule_applies() -> None:
     assert not is_soft(print_, page, f"{ORIGIN}/y")
 
 
-def test_redirect_rule_same_final_url_from_another_path() -> None:
-    print_ = learn(frozenset(), frozenset(), final_url=f"{ORIGIN}/")
+def test_redirect_rule_later_copies_reaching_the_probes_final_url() -> None:
+    print_ = learn(frozenset({"welcome", "walks"}), frozenset(), final_url=f"{ORIGIN}/")
+    assert print_ == NotFoundPrint(f"{ORIGIN}/", frozenset(), frozenset())  # no text rule
     none: frozenset[str] = frozenset()
-    assert judge(print_, none, f"{ORIGIN}/missing", f"{ORIGIN}/", THRESHOLD)
-    assert judge(print_, none, f"{ORIGIN}/index.html", f"{ORIGIN}/", THRESHOLD)
-    # The root itself, asked for directly or over http, is the site.
-    assert not judge(print_, none, f"{ORIGIN}/", f"{ORIGIN}/", THRESHOLD)
-    assert not judge(print_, none, "http://SITE.test", f"{ORIGIN}/", THRESHOLD)
+
+    def soft(requested: str, final: str, duplicate: bool = True) -> bool:
+        return judge(print_, none, requested, final, THRESHOLD, duplicate)
+
+    assert soft(f"{ORIGIN}/missing", f"{ORIGIN}/")
+    assert soft(f"{ORIGIN}/index.html", f"{ORIGIN}/")
+    # The first copy is kept: it may be the home page's only fetch.
+    assert not soft(f"{ORIGIN}/missing", f"{ORIGIN}/", duplicate=False)
+    # The root itself, asked for directly or over another spelling, is the site.
+    assert not soft(f"{ORIGIN}/", f"{ORIGIN}/")
+    assert not soft("http://SITE.test", f"{ORIGIN}/")
     # A page that moved elsewhere, or answered in place.
-    assert not judge(print_, none, f"{ORIGIN}/old", f"{ORIGIN}/new", THRESHOLD)
-    assert not judge(print_, none, f"{ORIGIN}/page", f"{ORIGIN}/page", THRESHOLD)
-    in_place = learn(frozenset(), frozenset(), final_url="")
-    assert not judge(in_place, none, f"{ORIGIN}/missing", f"{ORIGIN}/", THRESHOLD)
+    assert not soft(f"{ORIGIN}/old", f"{ORIGIN}/new")
+    assert not soft(f"{ORIGIN}/page", f"{ORIGIN}/page")
+    to_404 = learn(frozenset(), None, final_url=f"{ORIGIN}/404.html")
+    assert judge(to_404, none, f"{ORIGIN}/gone", f"{ORIGIN}/404.html", THRESHOLD, True)
+    assert not judge(to_404, none, f"{ORIGIN}/404.html", f"{ORIGIN}/404.html", THRESHOLD, True)
+    in_place = learn(frozenset({"sorry", "gone"}), frozenset(), final_url="")
+    assert not judge(in_place, none, f"{ORIGIN}/missing", f"{ORIGIN}/", THRESHOLD, True)
 
 
 def test_probe_urls_are_random_paths_of_the_origin() -> None:

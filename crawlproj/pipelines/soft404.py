@@ -1,0 +1,237 @@
+"""Soft-404s: each origin probed once, and pages near its not-found answer marked.
+
+Soft404Pipeline sits between the duplicate check and the page store: the store
+skips a row whose ``soft_404`` is true, and the spider follows none of its
+links. Per 200 HTML page, by the state of its (final URL's) origin, shared by
+every worker (extensions/content/soft404_states.py):
+
+- nobody claimed it: this worker claims it with the page's words as the
+  reference, and when the claim is won the spider sends the origin's probe
+  (response.meta SEND_PROBE_META); the page itself goes unchecked;
+- claimed, the probe not answered yet: unchecked (``soft_404`` None);
+- honest (the probe got a non-200): ``soft_404`` false;
+- soft: compared with the answer (extensions/content/soft404.py ``judge``).
+
+The probe's answer reaches the spider's ``parse_probe``, which hands it to
+the same Soft404Checker: a 200 settles the origin as soft with the answer's
+fingerprint, any other status as honest. A probe has no row: it is the
+crawler's own question, not a page of the site, and a row would enter the
+duplicate index (its answer, often the home page, would become the original
+of the site's own copy, with no stored body) and the re-crawl schedule.
+
+The text work (parse, main text) and Redis run in a small thread pool: never on
+the reactor. Losing the check costs a stored body, not data: on a Redis error
+the page counts as not compared.
+
+Stats: content/soft404/probes (probe answers), content/soft404/hosts_with_soft404
+(probes answered 200), content/soft404/detected, content/soft404/checked (compared,
+not a soft-404), content/soft404/honest (page of an honest origin),
+content/soft404/claimed (this page's origin is to be probed),
+content/soft404/unchecked (its probe has not answered), content/soft404/redis_error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import weakref
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from redis.exceptions import RedisError
+from scrapy.exceptions import NotConfigured
+from scrapy.http import TextResponse
+
+from crawlproj.checkpoint import checkpoint_for
+from crawlproj.items import PageItem
+from extensions.config import Setting, Table, between, read
+from extensions.content.soft404 import (
+    SEND_PROBE_META,
+    Words,
+    judge,
+    learn,
+    origin_of,
+    page_words,
+    reference_words,
+)
+from extensions.content.soft404_states import CLAIMED, HONEST, SOFT, OriginState, OriginStates
+from extensions.pagestore.protocol import is_html_type
+from extensions.state.connection import RedisUnavailable, redis_for
+from extensions.state.keys import FrontierKeys
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+logger = logging.getLogger(__name__)
+
+# Text work only for pages of origins that answer 200 (and once per origin): two
+# threads keep it off the reactor without competing with the duplicate check's pool.
+THREADS = 2
+
+
+@dataclass(frozen=True)
+class Soft404Config:
+    enabled: bool
+    min_resemblance: float
+
+
+SOFT404 = Table(
+    Soft404Config,
+    Setting("SOFT404_ENABLED", "enabled", bool),
+    Setting("SOFT404_MIN_RESEMBLANCE", "min_resemblance", float, between(0.1, 1.0)),
+)
+
+
+@dataclass(frozen=True)
+class Check:
+    """What the checker found for one page or probe answer."""
+
+    branches: tuple[str, ...]  # counted as content/soft404/<branch>
+    soft_404: bool | None = None
+    send_probe: bool = False
+
+
+class Soft404Checker:
+    """The soft-404 work of one crawl: the pipeline's pages, the spider's probe answers."""
+
+    def __init__(self, crawler: Crawler, config: Soft404Config) -> None:
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.config = config
+        self.pool = ThreadPoolExecutor(THREADS, thread_name_prefix="soft404")
+        self.states: OriginStates | None = None  # None: not open, or no Redis
+
+    def open(self) -> None:
+        assert self.crawler.spider is not None
+        crawl = self.crawler.settings.get("FRONTIER_CRAWL_NAME") or self.crawler.spider.name
+        try:
+            redis = redis_for(self.crawler)
+        except RedisUnavailable as exc:
+            # The frontier closes the crawl for the same reason.
+            logger.error("Soft-404 checks off: %s", exc)
+            return
+        self.states = OriginStates(redis, FrontierKeys(crawl).soft404)
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True)
+
+    async def page(self, item: PageItem, response: Response) -> None:
+        """Set the row's soft_404; ask the spider for a probe when this page claimed
+        its origin."""
+        if self.states is None or not _comparable(response, item.get("content_type")):
+            return
+        duplicate = bool(item.get("duplicate_of"))
+        check = await self._run(self._judge, response, item["url"], duplicate)
+        item["soft_404"] = check.soft_404
+        if check.send_probe:
+            response.meta[SEND_PROBE_META] = True
+
+    async def probe_answer(self, response: Response) -> None:
+        """Settle the probed origin from its answer."""
+        if self.states is not None:
+            probed = (response.meta.get("redirect_urls") or [response.url])[0]
+            await self._run(self._learn, response, probed)
+
+    async def _run(self, work: Callable[..., Check], *args: Any) -> Check:
+        loop = asyncio.get_running_loop()
+        check: Check = await loop.run_in_executor(self.pool, self._guarded, work, *args)
+        for branch in check.branches:
+            self.stats.inc_value(f"content/soft404/{branch}")
+        return check
+
+    # ---- worker thread -------------------------------------------------------------
+
+    def _guarded(
+        self, work: Callable[..., Check], response: Response, url: str, *args: Any
+    ) -> Check:
+        try:
+            return work(response, url, *args)
+        except RedisError as exc:
+            logger.warning("Soft-404 check skipped for %s: Redis error %s", url, exc)
+            return Check(("redis_error",))
+
+    def _learn(self, response: Response, probed: str) -> Check:
+        """A probe's answer settles its origin (probed: the probe URL, before redirects)."""
+        assert self.states is not None
+        origin = origin_of(probed)
+        if response.status != 200:
+            self.states.settle(origin, OriginState(HONEST))
+            return Check(("probes",))
+        final = response.url if response.url != probed else ""
+        text = isinstance(response, TextResponse) and not final
+        answer: Words = page_words(response.text, probed) if text else frozenset()
+        # The claim holds the reference; a probe delivered again after it was settled
+        # finds none, and keeps the redirect rule only.
+        claim = self.states.read(origin)
+        reference = claim.reference if claim is not None and claim.kind == CLAIMED else None
+        print_ = learn(answer, reference, final)
+        self.states.settle(origin, OriginState(SOFT, print=print_))
+        logger.debug("Soft-404s on %s: the probe %s answered 200", origin, probed)
+        return Check(("probes", "hosts_with_soft404"))
+
+    def _judge(self, response: Response, url: str, duplicate: bool) -> Check:
+        """A 200 HTML page (url: as requested, before redirects)."""
+        assert self.states is not None and isinstance(response, TextResponse)
+        origin = origin_of(response.url)
+        state = self.states.get(origin)
+        if state is None:
+            won = self.states.claim(origin, reference_words(response.text, response.url))
+            return Check(("claimed",) if won else ("unchecked",), send_probe=won)
+        if state.kind == CLAIMED:
+            return Check(("unchecked",))
+        if state.print is None:
+            return Check(("honest",), soft_404=False)
+        fingerprint, threshold = state.print, self.config.min_resemblance
+        words = page_words(response.text, url) if fingerprint.by_text else frozenset()
+        soft = judge(fingerprint, words, url, response.url, threshold, duplicate)
+        return Check(("detected",) if soft else ("checked",), soft_404=soft)
+
+
+def _comparable(response: Response, content_type: str | None) -> bool:
+    """A page worth comparing: a 200 whose body is HTML text."""
+    return (
+        response.status == 200 and isinstance(response, TextResponse) and is_html_type(content_type)
+    )
+
+
+_checkers: weakref.WeakKeyDictionary[Any, Soft404Checker | None] = weakref.WeakKeyDictionary()
+
+
+def soft404_checker(crawler: Crawler) -> Soft404Checker | None:
+    """The one checker of this crawler (None when SOFT404_ENABLED is off); ValueError
+    names a bad setting."""
+    if crawler not in _checkers:
+        config = read(SOFT404, crawler.settings)
+        _checkers[crawler] = Soft404Checker(crawler, config) if config.enabled else None
+    return _checkers[crawler]
+
+
+class Soft404Pipeline:
+    """Sets soft_404 on every row it can compare (see the module docstring)."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        checker = soft404_checker(crawler)
+        if checker is None:
+            raise NotConfigured("SOFT404_ENABLED is off")
+        self.checker = checker
+        self.checkpoint = checkpoint_for(crawler)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Soft404Pipeline:
+        return cls(crawler)
+
+    async def open_spider(self) -> None:
+        self.checker.open()
+
+    async def close_spider(self) -> None:
+        self.checker.close()
+
+    async def process_item(self, item: Any) -> Any:
+        if isinstance(item, PageItem):
+            response = self.checkpoint.response(item)
+            if response is not None:
+                await self.checker.page(item, response)
+        return item
