@@ -98,8 +98,9 @@ class Soft404Checker:
     """The soft-404 work of one crawl: the pipeline's pages, the spider's probe answers."""
 
     def __init__(self, crawler: Crawler, config: Soft404Config) -> None:
+        # crawler.stats is read when counting: the spider makes this checker before the
+        # crawl has a stats collector.
         self.crawler = crawler
-        self.stats = crawler.stats
         self.config = config
         self.pool = ThreadPoolExecutor(THREADS, thread_name_prefix="soft404")
         self.states: OriginStates | None = None  # None: not open, or no Redis
@@ -139,7 +140,7 @@ class Soft404Checker:
         loop = asyncio.get_running_loop()
         check: Check = await loop.run_in_executor(self.pool, self._guarded, work, *args)
         for branch in check.branches:
-            self.stats.inc_value(f"content/soft404/{branch}")
+            self.crawler.stats.inc_value(f"content/soft404/{branch}")
         return check
 
     # ---- worker thread -------------------------------------------------------------
