@@ -63,6 +63,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+# Closed URL patterns kept in the crawl's stats at close (the report lists them).
+REPORTED_PATTERNS = 50
+
 
 @dataclass
 class SchedulerSetup:
@@ -230,6 +233,10 @@ class FrontierSession:
             await self.batches.flush()
         for name, value in (await self.frontier.stats()).items():
             self.stats.set_value(f"frontier/redis/{name}", value)
+        with contextlib.suppress(RedisError):
+            await self.blocklist.refresh()  # the closed patterns, for the report
+        closed = sorted(self.blocklist.admission.closed_patterns)
+        self.stats.set_value("frontier/closed_patterns", closed[:REPORTED_PATTERNS])
         await self.frontier.redis.aclose()
         self.seen.close()
         logger.info("Frontier closed (%s): %d leases unacked", reason, len(self.book.leases))

@@ -50,6 +50,9 @@ def render(data: dict[str, Any]) -> str:
         hbar_chart("dup-breakdown", dup_rows(stats, data)),
         "<h2>Errors by cause</h2>",
         hbar_chart("error-breakdown", error_rows(stats)),
+        "<h2>Crawl budget: trap feedback</h2>",
+        hbar_chart("trap-feedback", trap_rows(stats)),
+        closed_patterns(stats),
     ]
     body = "\n".join(parts)
     return (
@@ -256,6 +259,34 @@ def dup_rows(stats: dict[str, Any], data: dict[str, Any]) -> list[tuple[str, flo
         ("items marked duplicate_of", float(data.get("content_duplicates", 0))),
     ]
     return [(label, value) for label, value in rows if value]
+
+
+TRAP_COUNTERS = (
+    ("patterns closed", "trap_closed"),
+    ("patterns reopened", "trap_reopened"),
+    ("patterns demoted", "trap_demoted"),
+    ("probes of closed patterns", "trap_probes"),
+    ("URLs refused: pattern closed", "pattern_closed"),
+    ("URLs refused: facet cap", "facet_cap"),
+    ("URLs refused: pattern cap", "pattern_cap"),
+    ("URLs refused: host budget", "host_budget"),
+)
+
+
+def trap_rows(stats: dict[str, Any]) -> list[tuple[str, float]]:
+    """The frontier's crawl-budget counters (copied from Redis at close: crawl-wide)."""
+    rows = [(label, float(stats.get(f"frontier/redis/{key}", 0))) for label, key in TRAP_COUNTERS]
+    dropped = float(stats.get("frontier/dropped/pattern_closed", 0))
+    rows.append(("queued URLs dropped: pattern closed (this worker)", dropped))
+    return [(label, value) for label, value in rows if value]
+
+
+def closed_patterns(stats: dict[str, Any]) -> str:
+    patterns = stats.get("frontier/closed_patterns") or []
+    if not patterns:
+        return '<p class="sub">No URL pattern is closed.</p>'
+    items = "".join(f"<li><code>{_e(p)}</code></li>" for p in patterns)
+    return f"<p>URL patterns closed at the end of the crawl:</p><ul>{items}</ul>"
 
 
 def error_rows(stats: dict[str, Any]) -> list[tuple[str, float]]:

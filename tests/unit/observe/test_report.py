@@ -78,3 +78,18 @@ def test_json_safe_keeps_numbers_and_strings_dates() -> None:
         "b": "2026-01-01T00:00:00+00:00",
         "c": [1.5, None],
     }
+
+
+def test_the_report_shows_trap_feedback_and_closed_patterns() -> None:
+    stats = {
+        "frontier/redis/trap_closed": 3,
+        "frontier/redis/trap_reopened": 1,
+        "frontier/redis/pattern_closed": 40,
+        "frontier/dropped/pattern_closed": 12,
+        "frontier/closed_patterns": ["shop.test/shop/?color&size", "h.test/calendar/<N>/<N>"],
+    }
+    html = render({"stats": stats})
+    assert "Crawl budget: trap feedback" in html
+    assert "patterns closed" in html and "URLs refused: pattern closed" in html
+    assert "<code>h.test/calendar/&lt;N&gt;/&lt;N&gt;</code>" in html
+    assert "No URL pattern is closed." in render({"stats": {}})
