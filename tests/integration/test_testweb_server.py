@@ -176,3 +176,28 @@ def test_cli_prints_json_line_and_honours_lifetime(tmp_path: Path) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_serves_the_trap_web() -> None:
+    """Every trap family and non-page file over real HTTP, and the oracle beside it."""
+    spec = WebSpec.traps()
+    spec.base_ip = "127.0.79.1"
+    with TestWeb(spec, lifetime=60) as web:
+        assert 600 <= len(web.real_pages()) <= 1000
+        answers = {
+            ("store.test", "/shop/shoes/?size=m&color=red&ref=side2"): (200, "text/html"),
+            ("news.test", "/page/2?s=0123abcd"): (200, "text/html"),
+            ("mall.test", "/no/such/page"): (200, "text/html"),
+            ("forum.test", "/no/such/page"): (302, "text/plain"),
+            ("market.test", "/events?year=1999&month=12"): (200, "text/html"),
+            ("docs.test", "/gallery/p1/p2/p3"): (200, "text/html"),
+            ("wiki.test", "/filter/" + "-".join(["crawler"] * 150)): (200, "text/html"),
+            ("docs.test", "/files/manual.pdf"): (200, "application/pdf"),
+            ("wiki.test", "/_sources/page-4.txt"): (200, "text/plain"),
+        }
+        for (host, path), (status, content_type) in answers.items():
+            got, headers, _ = _get(web, host, path)
+            assert (got, headers["Content-Type"].split(";")[0]) == (status, content_type), path
+            url = web.url(host, path)
+            assert web.is_trap(url) != web.is_non_page(url), path
+            assert url not in web.real_pages()
