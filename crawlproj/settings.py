@@ -129,11 +129,7 @@ PRIORITY_DEPTH_PENALTY = 1.0
 # Points off per query parameter, and more per parameter named like a facet/sort/session.
 PRIORITY_PARAM_PENALTY = 5.0
 PRIORITY_FACET_PENALTY = 10.0
-PRIORITY_FACET_PARAMS = [
-    "color", "colour", "size", "sort", "sortby", "sort_by", "order", "orderby", "dir",
-    "filter", "view", "layout", "price", "brand", "material", "style", "facet", "display",
-    "limit", "per_page", "perpage", "show", "mode", "format", "sid", "session", "s",
-]  # fmt: skip
+PRIORITY_FACET_PARAMS = ["color", "colour", "size", "sort", "sortby", "sort_by", "order", "orderby", "dir", "filter", "view", "layout", "price", "brand", "material", "style", "facet", "display", "limit", "per_page", "perpage", "show", "mode", "format", "sid", "session", "s"]  # fmt: skip  # noqa: E501
 # Points off a URL that adds a parameter to its parent's already filtered URL (a facet walk).
 PRIORITY_REFINE_PENALTY = 20.0
 # Shared half (admit script): points per doubling of the host's distinct referring hosts, capped.
@@ -144,8 +140,8 @@ PRIORITY_HOST_BONUS_MAX = 20.0
 PRIORITY_HOST_BUDGET = 2000
 PRIORITY_HOST_BUDGET_PER_REFERRER = 200
 PRIORITY_HOST_BUDGET_PER_SITEMAP_URL = 1.0
-# Query variants admitted per host + path template (facet combinations; 0 = no cap).
-PRIORITY_FACET_MAX = 30
+# URLs with a facet-named parameter admitted per host + path template (0 = no cap).
+PRIORITY_FACET_MAX = 4
 # Trap feedback per host + URL pattern: patterns kept per host (then coarser ones).
 PRIORITY_PATTERNS_PER_HOST = 256
 # Outcomes a pattern's duplicate/soft-404 share is averaged over (exponential decay).
@@ -154,10 +150,9 @@ PRIORITY_TRAP_WINDOW = 20.0
 PRIORITY_TRAP_MIN_PAGES = 5
 PRIORITY_TRAP_DEMOTE_SHARE = 0.5
 PRIORITY_TRAP_CLOSE_SHARE = 0.8
-# Points off a demoted pattern's new URLs.
+# Points off a demoted pattern's new URLs; a closed one still admits one URL in this many
+# (a probe), and reopens after this many fresh pages in a row.
 PRIORITY_DEMOTE_PENALTY = 30.0
-# A closed pattern still admits one URL in this many (a probe), and reopens after this
-# many fresh pages in a row.
 PRIORITY_TRAP_PROBE_EVERY = 50
 PRIORITY_TRAP_REOPEN_AFTER = 3
 

@@ -26,12 +26,15 @@ check only), content/unique_no_text, content/exact_duplicate,
 content/near_duplicate, content/unchanged, content/empty, content/unchecked
 (no Redis at open), content/redis_error, content/no_body,
 content/not_modified, content/gone; content/text/<main|visible|none>: which
-extraction the fingerprint used.
+extraction the fingerprint used; content/template_copy: a new page whose main text
+repeats another page's but for numbers and its own URL's words (a calendar day, an
+echoed query: extensions/content/template.py), a duplicate for trap feedback only.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -53,6 +56,7 @@ from extensions.content.simhash_index import (
     SimhashIndex,
     plan_blocks,
 )
+from extensions.content.template import template_digest
 from extensions.pagestore.protocol import is_html_type
 from extensions.state.connection import RedisUnavailable, as_str, redis_for
 from extensions.state.keys import FrontierKeys
@@ -77,6 +81,7 @@ class Signature:
     content_hash: str | None  # None for an empty body
     text: TextSignature  # of the main text (all None, 0 words, when there is none)
     text_source: str  # main | visible | none
+    template: str | None = None  # template digest of the main text (content/template.py)
 
 
 def content_signature(response: Response, content_type: str | None) -> Signature:
@@ -93,7 +98,8 @@ def content_signature(response: Response, content_type: str | None) -> Signature
             text, source = extracted.text, extracted.source
         else:
             text, source = response.text, "main"
-    return Signature(content_hash(body), signature(text), source)
+    template = template_digest(text, response.url) if text else None
+    return Signature(content_hash(body), signature(text), source, template)
 
 
 @dataclass(frozen=True)
@@ -144,6 +150,12 @@ class Verdict:
     duplicate_of: str | None = None
     distance: int | None = None  # simhash bits to the original / stored copy
     resemblance: float | None = None
+    # Another page had this one's template (trap feedback counts it as a duplicate).
+    template_copy: bool = False
+
+
+# Response meta the spider reads for the page's outcome (crawlproj/spiders/web.py).
+TEMPLATE_COPY_META = "content_template_copy"
 
 
 class ContentDedupPipeline:
@@ -157,6 +169,7 @@ class ContentDedupPipeline:
         self.pool = ThreadPoolExecutor(config.threads, thread_name_prefix="neardup")
         self.index: SimhashIndex | None = None
         self.hashes_key = ""
+        self.templates_key = ""
         self.redis: Any = None
 
     @classmethod
@@ -174,6 +187,7 @@ class ContentDedupPipeline:
             logger.error("Duplicate checks off: %s", exc)
             return
         self.hashes_key = keys.content_hashes
+        self.templates_key = keys.page_templates
         self.index = SimhashIndex(
             self.redis,
             keys.neardup,
@@ -225,6 +239,9 @@ class ContentDedupPipeline:
             item["change"] = "changed" if prev is not None else "new"
         self.stats.inc_value(f"content/{verdict.branch}")
         self.stats.inc_value(f"content/text/{sig.text_source}")
+        if verdict.template_copy:
+            response.meta[TEMPLATE_COPY_META] = True
+            self.stats.inc_value("content/template_copy")
         return item
 
     # ---- worker thread -------------------------------------------------------------
@@ -241,7 +258,18 @@ class ContentDedupPipeline:
         if stored is not None and verdict.distance is None:
             # A changed re-fetch that is nobody's duplicate: the distance to its old copy.
             verdict = Verdict(verdict.branch, distance=stored.distance)
+        if prev is None and verdict.duplicate_of is None and self._template_seen(sig):
+            verdict = dataclasses.replace(verdict, template_copy=True)
         return sig, verdict
+
+    def _template_seen(self, sig: Signature) -> bool:
+        """True when another page already had this page's template (shared set)."""
+        if sig.template is None or self.index is None:
+            return False
+        try:
+            return self.redis.sadd(self.templates_key, sig.template) == 0
+        except RedisError:
+            return False  # feedback only: a missed template costs nothing stored
 
     def _dedup(self, sig: Signature, url: str) -> Verdict:
         if sig.content_hash is None:

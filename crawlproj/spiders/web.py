@@ -9,7 +9,8 @@ is lost.
 
 After the checkpoint, ``parse`` leaves the page's outcome for the frontier in
 ``response.meta["frontier_outcome"]`` (its URL pattern's score learns from it):
-"new" (a 2xx of unique content), "duplicate" (an exact or near duplicate),
+"new" (a 2xx of unique content), "duplicate" (an exact or near duplicate, or a
+copy of another page's template: the content pipeline's TEMPLATE_COPY_META),
 "soft_404", or "unchanged" (a re-crawl found the same copy: same body or main
 text, or a 304). Other statuses, released pages and probes carry none: the
 frontier sees the status itself.
@@ -44,6 +45,7 @@ from crawlproj.extractors import Stats, registry
 from crawlproj.feeds import add_default_feed
 from crawlproj.items import PageItem, is_exact_duplicate
 from crawlproj.links import extract_links
+from crawlproj.pipelines.content import TEMPLATE_COPY_META
 from crawlproj.pipelines.soft404 import Soft404Checker, soft404_checker
 from crawlproj.seeds import SeedLine, read_seed_arg
 from extensions.content.soft404 import SEND_PROBE_META, probe_url
@@ -148,7 +150,7 @@ class WebSpider(scrapy.Spider):
             yield self.probe(response)
         if not passed:
             return
-        outcome = frontier_outcome(item)
+        outcome = frontier_outcome(item, response.meta)
         if outcome is not None:
             response.meta["frontier_outcome"] = outcome
         if self.links_skipped(item):
@@ -282,13 +284,14 @@ class WebSpider(scrapy.Spider):
         self.on_error(failure)
 
 
-def frontier_outcome(item: PageItem) -> str | None:
-    """What the page turned out to be, for the frontier (see the module docstring)."""
+def frontier_outcome(item: PageItem, meta: dict[str, Any] | None = None) -> str | None:
+    """What the page turned out to be, for the frontier (see the module docstring);
+    a copy of another page's template is a duplicate too."""
     if item.get("soft_404"):
         return "soft_404"
     if item.get("change") == "unchanged":
         return "unchanged"
-    if item.get("duplicate_of"):
+    if item.get("duplicate_of") or (meta or {}).get(TEMPLATE_COPY_META):
         return "duplicate"
     status = item.get("status") or 0
     return "new" if 200 <= status < 300 else None

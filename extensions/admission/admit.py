@@ -95,8 +95,14 @@ class Admission:
         """A URL of a pattern trap feedback closed (dispatch drops it unless a probe)."""
         if not self.closed_patterns:
             return False
-        patterns = url_patterns(url)
-        return not self.closed_patterns.isdisjoint((patterns.fine, patterns.coarse))
+        p = url_patterns(url)
+        path = "p|" + p.path_key if p.path_key else ""
+        return not self.closed_patterns.isdisjoint((p.fine, p.coarse, path))
+
+    def _pattern_fields(self, canonical: str) -> tuple[str, str, str, str, str]:
+        p = url_patterns(canonical)
+        facet = p.path_key if self.prioritizer.faceted(canonical) else ""
+        return (p.fine, p.coarse, p.host_wide, p.path_key, facet)
 
     def item(self, request: Request, spider: Spider) -> AdmitItem:
         canonical = self.canonicalizer.canonicalize(request.url)
@@ -125,16 +131,11 @@ class Admission:
             host=host,
             priority=self.priority_of(request),
             record=mark_recrawl(record, bool(request.meta.get("recrawl"))),
-            patterns=_pattern_fields(canonical) if filtered else NO_PATTERNS,
+            patterns=self._pattern_fields(canonical) if filtered else NO_PATTERNS,
             score=score,
             referrer=_referrer_key(request, host),
             sitemap=request.meta.get("frontier_source") == "sitemap",
         )
-
-
-def _pattern_fields(canonical: str) -> tuple[str, str, str, str]:
-    p = url_patterns(canonical)
-    return (p.fine, p.coarse, p.host_wide, p.path_key)
 
 
 def _referrer_key(request: Request, host: str) -> str:

@@ -45,11 +45,23 @@ class UrlPatterns:
 
 
 def path_template(path: str) -> str:
-    """Hex tokens -> <H>, digit runs -> <N>, overlong segments -> <L>."""
+    """Hex tokens -> <H>, digit runs -> <N>, overlong segments -> <L>, and a run of
+    segments with one stem (a/a/a, p<N>/p<N>, more/more<N>/more<N>) -> its first + "+":
+    a path that grows by a segment per hop stays one pattern."""
     out = _DIGITS.sub("<N>", _HEX_TOKEN.sub("<H>", path))
-    if len(out) > _LONG_SEGMENT and any(len(s) > _LONG_SEGMENT for s in out.split("/")):
-        out = "/".join("<L>" if len(s) > _LONG_SEGMENT else s for s in out.split("/"))
-    return out
+    segments: list[str] = []
+    stem = None
+    for segment in out.split("/"):
+        if len(segment) > _LONG_SEGMENT:
+            segment = "<L>"
+        this = segment.replace("<N>", "")
+        if segments and this == stem and segment:
+            if not segments[-1].endswith("+"):
+                segments[-1] += "+"
+            continue
+        stem = this
+        segments.append(segment)
+    return "/".join(segments)
 
 
 def query_names(query: str) -> list[str]:

@@ -118,6 +118,12 @@ class Prioritizer:
             return "recrawl"
         return "link" if request.meta.get("depth", 0) else "seed"
 
+    def faceted(self, canonical: str) -> bool:
+        """A query parameter named like a facet/sort/session (the facet cap counts it)."""
+        query = urlsplit(canonical).query
+        names = {part.partition("=")[0].lower() for part in query.split("&") if part}
+        return not names.isdisjoint(self._facets)
+
     def shape_penalty(self, canonical: str, parent_url: str | None) -> float:
         """Per query parameter, more per facet/sort/session name, more again when the
         URL only adds a filter to its parent's already filtered URL (a facet walk)."""

@@ -152,7 +152,7 @@ def record_text(raw: str | bytes) -> str:
 
 
 # No URL pattern (dont_filter requests, operator tools): no trap feedback, no caps.
-NO_PATTERNS = ("", "", "", "")
+NO_PATTERNS = ("", "", "", "", "")
 
 
 @dataclass(frozen=True)
@@ -160,7 +160,7 @@ class AdmitItem:
     """One request to admit: seen_key '' skips URL-seen and budgets (dont_filter),
     ip '' parks it until its host resolves; priority -1 = the bucket of the score (with
     the host's importance and its pattern's feedback, in the admit script); patterns:
-    fine, coarse, host-wide, path key (admission/patterns.py); referrer: the URL-seen key
+    fine, coarse, host-wide, path key, facet key (admission/patterns.py); referrer: the URL-seen key
     of (referring host, host), '' for a same-host link."""
 
     seen_key: str
@@ -168,7 +168,7 @@ class AdmitItem:
     host: str
     priority: int
     record: str
-    patterns: tuple[str, str, str, str] = NO_PATTERNS
+    patterns: tuple[str, str, str, str, str] = NO_PATTERNS
     score: float = 0.0
     referrer: str = ""
     sitemap: bool = False

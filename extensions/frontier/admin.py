@@ -366,8 +366,9 @@ class FrontierAdmin:
         most admitted, at most `limit`."""
         found: dict[str, dict[str, Any]] = {}
         for shard in self.keys.all():
-            for field, value in self.client.hscan_iter(shard.key("patterns"), match=f"{host}/*"):
-                found[as_str(field)] = pattern_state(as_str(value))
+            for match in (f"{host}/*", f"p|{host}/*"):  # patterns, then paths' query variants
+                for field, value in self.client.hscan_iter(shard.key("patterns"), match=match):
+                    found[as_str(field)] = pattern_state(as_str(value))
         order = sorted(found, key=lambda p: (found[p]["state"] == "open", -found[p]["admitted"]))
         return {p: found[p] for p in order[:limit]}
 

@@ -190,5 +190,5 @@ def page_ack(request: Request, lease_id: str, at: float) -> DownloadEvent:
         at,
         host=host_of(request.url),
         outcome=outcome,
-        patterns=(patterns.fine, patterns.coarse, patterns.host_wide),
+        patterns=(patterns.fine, patterns.coarse, patterns.host_wide, patterns.path_key),
     )

@@ -3,8 +3,8 @@
 -- route each to its IP's back queue or a front queue, in the lane of its score's bucket;
 -- unresolved hosts park their requests in a pending list.
 -- A.items: list of {seen_key ('' = dont_filter), ip ('' = unresolved), host, prio (-1 =
--- the score's bucket), rec, fine, coarse, host-wide pattern, path key, score, referrer
--- pair key, sitemap (0/1)} (AdmitItem.lua). Retries and redirects (seen_key '') bypass
+-- the score's bucket), rec, fine, coarse, host-wide pattern, path key (query URLs),
+-- facet key (faceted URLs), score, referrer pair key, sitemap (0/1)} (AdmitItem.lua). Retries and redirects (seen_key '') bypass
 -- URL-seen and budgets.
 
 local admitted, duplicate, parked, refused, recrawls = 0, 0, {}, {}, 0
@@ -12,19 +12,19 @@ for _, it in ipairs(A.items) do
   local seen_key, ip, host, prio, rec = it[1], it[2], it[3], it[4], it[5]
   local verdict, probe = nil, false
   if seen_key ~= '' then
-    count_referrer(host, it[11])
+    count_referrer(host, it[12])
     if redis.call('SADD', K.seen, seen_key) == 0 then
       verdict = 'duplicate'
     else
-      local item = {host = host, pt = {it[6], it[7], it[8], it[9]}, prio = prio,
-                    score = it[10], sitemap = it[12]}
+      local item = {host = host, pt = {it[6], it[7], it[8], it[9], it[10]}, prio = prio,
+                    score = it[11], sitemap = it[13]}
       verdict, prio, probe = charge(item)
       -- Refused by trap feedback: URL-seen forgets it, so it may come back once the
       -- pattern reopens (budgets and caps are final for this crawl).
       if verdict == 'pattern_closed' then redis.call('SREM', K.seen, seen_key) end
     end
   elseif prio < 0 then
-    prio = bucket(it[10])
+    prio = bucket(it[11])
   end
   if verdict == 'duplicate' then
     duplicate = duplicate + 1

@@ -1,8 +1,8 @@
 -- include: util
 -- Crawl budget in the admit and report scripts (extensions/admission/budgets.py): URL
 -- patterns and their trap feedback, the facet cap, the sized host budget, host importance.
--- Keys: K.patterns (pattern -> "admitted,n,bad,fresh,state,probes,count"; "q|<path>" ->
--- query variants), K.trap_hosts (host -> pattern fields held), K.closed_patterns (set),
+-- Keys: K.patterns (pattern -> "admitted,n,bad,fresh,state,probes,count"; "p|<path>" ->
+-- the same for all query variants of a path; "q|<path>" -> faceted variants admitted), K.trap_hosts (host -> pattern fields held), K.closed_patterns (set),
 -- K.host_pages (host -> URLs admitted), K.host_info ("<host>|r" referring hosts,
 -- "<host>|s" sitemap URLs), K.seen (referrer pair keys), K.host_stats (page outcomes).
 local T = CFG.traps
@@ -42,10 +42,11 @@ local function resolve(host, pt, create)
   return nil
 end
 
--- Distinct query variants of one path (facet combinations): refused past the cap.
-local function over_facet_cap(host, path_key)
-  if T.facet_max <= 0 or path_key == '' then return false end
-  local field = 'q|' .. path_key
+-- Distinct faceted variants of one path (facet/sort/session-named parameters in any
+-- combination): refused past the cap.
+local function over_facet_cap(host, facet_key)
+  if T.facet_max <= 0 or facet_key == '' then return false end
+  local field = 'q|' .. facet_key
   local n = redis.call('HINCRBY', K.patterns, field, 1)
   if n == 1 then redis.call('HINCRBY', K.trap_hosts, host, 1) end
   return n > T.facet_max
@@ -77,24 +78,34 @@ local function bucket(score)
   return math.max(0, math.min(n - 1, p))
 end
 
--- Admission of a URL new to the crawl: the pattern's state, caps and budgets. Returns
--- a refusal reason, or nil, the front queue (the score's bucket) and whether the URL
--- is a closed pattern's probe.
+-- A closed pattern refuses the URL, or lets it in as its one probe in probe_every.
+local function gate(field)
+  local t = parse_pattern(redis.call('HGET', K.patterns, field))
+  if t[5] ~= CLOSED then return nil, t end
+  t[6] = t[6] + 1
+  save_pattern(field, t)
+  if t[6] % T.probe_every ~= 0 then return 'pattern_closed', t end
+  return 'probe', t
+end
+
+-- Admission of a URL new to the crawl: the pattern's state (and, for a URL with a
+-- query, its path's: all query variants of one path together), caps and budgets.
+-- Returns a refusal reason, or nil, the front queue (the score's bucket) and whether
+-- the URL is a closed pattern's probe.
 local function charge(it)
   local host, pt = it.host, it.pt
   local state, field, t = OPEN, nil, nil
+  local probe = false
   if pt[1] ~= '' then
     field = resolve(host, pt, true)
-    t = parse_pattern(redis.call('HGET', K.patterns, field))
-    state = t[5]
-    if state == CLOSED then
-      t[6] = t[6] + 1
-      save_pattern(field, t)
-      -- Forgotten by URL-seen: after the pattern reopens, the URL may come back.
-      if t[6] % T.probe_every ~= 0 then return 'pattern_closed' end
-    end
+    local verdict, path_t = nil, nil
+    verdict, t = gate(field)
+    if verdict == nil and pt[4] ~= '' then verdict, path_t = gate('p|' .. pt[4]) end
+    if verdict == 'pattern_closed' then return verdict end
+    probe = verdict == 'probe'
+    state = math.max(t[5], path_t and path_t[5] or OPEN)
     if CFG.max_per_pattern > 0 and t[1] >= CFG.max_per_pattern then return 'pattern_cap' end
-    if over_facet_cap(host, pt[4]) then return 'facet_cap' end
+    if over_facet_cap(host, pt[5]) then return 'facet_cap' end
   end
   if CFG.max_pages_per_host > 0 or T.host_budget > 0 then
     -- Only admitted URLs spend the budget.
@@ -108,7 +119,7 @@ local function charge(it)
     t[1] = t[1] + 1
     save_pattern(field, t)
   end
-  if state == CLOSED then return nil, #CFG.weights - 1, true end  -- a probe: last
+  if probe then return nil, #CFG.weights - 1, true end  -- last
   if it.prio >= 0 then return nil, it.prio, false end
   local score = it.score + host_bonus(host)
   if state == DEMOTED then score = score - T.demote_penalty end
@@ -133,13 +144,8 @@ local function judge(field, t)
   end
 end
 
--- A fetched page's outcome (report.lua 'ack' events: ev.o, ev.pt, ev.host).
-local function feedback(ev)
-  local bad = BAD[ev.o or '']
-  if bad == nil or not ev.pt or not ev.host then return end
-  redis.call('HINCRBY', K.host_stats, ev.host .. '|page_' .. ev.o, 1)
-  local field = resolve(ev.host, ev.pt, false)
-  if not field then return end
+-- One outcome into one pattern's record: decayed counts, then its state.
+local function learn(field, bad)
   local t = parse_pattern(redis.call('HGET', K.patterns, field))
   local d = 1 - 1 / T.window
   t[2], t[3], t[7] = t[2] * d + 1, t[3] * d + bad, t[7] + 1
@@ -154,4 +160,24 @@ local function feedback(ev)
     judge(field, t)
   end
   save_pattern(field, t)
+end
+
+-- A fetched page's outcome (report.lua 'ack' events: ev.o, ev.pt, ev.host) feeds its
+-- URL pattern, and its path's query-variant record when it has a query (created here,
+-- charged to the host like any pattern field, while the host has room).
+local function feedback(ev)
+  local bad = BAD[ev.o or '']
+  if bad == nil or not ev.pt or not ev.host then return end
+  redis.call('HINCRBY', K.host_stats, ev.host .. '|page_' .. ev.o, 1)
+  local field = resolve(ev.host, ev.pt, false)
+  if field then learn(field, bad) end
+  local path_key = ev.pt[4] or ''
+  if path_key == '' then return end
+  local path_field = 'p|' .. path_key
+  if redis.call('HEXISTS', K.patterns, path_field) == 0 then
+    local held = num(redis.call('HGET', K.trap_hosts, ev.host), 0)
+    if held >= 2 * T.patterns_per_host then return end
+    redis.call('HINCRBY', K.trap_hosts, ev.host, 1)
+  end
+  learn(path_field, bad)
 end

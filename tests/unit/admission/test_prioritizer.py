@@ -87,7 +87,9 @@ def test_seed_home_and_sitemap_urls_beat_depth_five_links() -> None:
 @pytest.mark.parametrize(
     ("url", "fine"),
     [
-        ("http://h.test/calendar/2024/01", "h.test/calendar/<N>/<N>"),
+        ("http://h.test/calendar/2024/01", "h.test/calendar/<N>+"),
+        ("http://h.test/docs/v1/more/more2/more3/", "h.test/docs/v<N>/more+/"),
+        ("http://h.test/trap/a/a/a", "h.test/trap/a+"),
         ("http://h.test/shop/?color=red&size=m", "h.test/shop/?color&size"),
         ("http://h.test/shop/?size=s&color=blue", "h.test/shop/?color&size"),
         ("http://h.test/s/3f2a9c0e4b5d6a7f8e9d/view", "h.test/s/<H>/view"),

@@ -34,7 +34,7 @@ def item(url: str, score: float = 50.0, referrer: str = "", host: str = HOST) ->
         host,
         -1,
         f'{{"u":"{url}"}}',
-        (p.fine, p.coarse, p.host_wide, p.path_key),
+        (p.fine, p.coarse, p.host_wide, p.path_key, p.path_key),
         score=score,
         referrer=referrer,
     )
@@ -75,7 +75,7 @@ async def fetch_all(frontier: Frontier, outcome: str) -> list[str]:
         url = record.removeprefix(PROBE_MARK)[6:-2]
         urls.append(url)
         p = url_patterns(url)
-        pt = (p.fine, p.coarse, p.host_wide)
+        pt = (p.fine, p.coarse, p.host_wide, p.path_key)
         done = DownloadEvent("done", lease_id, clock.now, 200)
         ack = DownloadEvent("ack", lease_id, clock.now, host=HOST, outcome=outcome, patterns=pt)
         await frontier.report([done, ack])
@@ -159,7 +159,7 @@ async def fetch_one(frontier: Frontier, outcome: str) -> list[str]:
             clock.now,
             host=HOST,
             outcome=outcome,
-            patterns=(p.fine, p.coarse, p.host_wide),
+            patterns=(p.fine, p.coarse, p.host_wide, p.path_key),
         )
         await frontier.report([done, ack])
     return [r for _, r in reply.leases]
