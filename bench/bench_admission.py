@@ -26,6 +26,7 @@ from scrapy.settings import Settings  # noqa: E402
 
 from extensions.admission.admit import Admission, url_filter_from_settings  # noqa: E402
 from extensions.admission.canonical import Canonicalizer  # noqa: E402
+from extensions.admission.prioritizer import Prioritizer  # noqa: E402
 from extensions.admission.seen import UrlSeen  # noqa: E402
 from extensions.dns.cache import DnsSettings, HostResolver  # noqa: E402
 from extensions.frontier.config import frontier_config  # noqa: E402
@@ -62,7 +63,12 @@ def setup(settings: Settings, data_dir: Path) -> tuple[Admission, UrlSeen]:
         )
     )
     admission = Admission(
-        Canonicalizer(), url_filter_from_settings(settings), resolver, 2, 5, False
+        Canonicalizer(),
+        url_filter_from_settings(settings),
+        resolver,
+        Prioritizer.from_settings(settings),
+        5,
+        False,
     )
     return admission, UrlSeen.from_settings(settings, data_dir)
 
