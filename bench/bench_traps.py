@@ -1,0 +1,317 @@
+"""Crawl budget on the trap-laden test web (issue #12): how much of one request budget a
+crawler spends on real pages, for ours, stock Scrapy and ours before the crawl-budget work.
+
+Run by hand from the project root (one crawl at a time, ~2-4 min each):
+
+    .venv/bin/python bench/bench_traps.py [--runs ours,stock,before] [--repeats 1]
+        [--budget-factor 4] [--time-cap 240] [--before-commit e0bb675 | --before-root DIR]
+
+- ours: `scrapy crawl web` in this checkout (FRONTIER_DELAY 0: loopback, no DNS retries).
+- stock: `_stock_spider.py` (CrawlSpider + LinkExtractor, ROBOTSTXT_OBEY, DOWNLOAD_DELAY 0)
+  by `scrapy runspider` outside the project. Its only borrowed part is name resolution:
+  TWISTED_DNS_RESOLVER = our HostsMapResolver, so the web's names reach 127.x.
+- before: `scrapy crawl web` in a git worktree of --before-commit (FIFO front queues),
+  same virtualenv, same settings.
+
+Traps never run dry, so every run gets the same caps: CLOSESPIDER_PAGECOUNT = budget-factor
+x the web's real pages and CLOSESPIDER_TIMEOUT = time-cap; a run that hits one did not
+end by itself. Every figure comes from the test web's request log (robots.txt left out)
+and its oracle (Site.real_pages / is_trap / is_non_page): coverage = real pages served
+200 / real pages; shares = requests of that kind / requests; time to 90% = the start of
+the request that brought coverage to 90%, minus the start of the crawl's first request.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench._common import NOISE_NOTE, fmt, table  # noqa: E402
+from scripts.crawlrun import crawl_command, write_seeds  # noqa: E402
+from scripts.testweb import TestWeb, WebSpec  # noqa: E402
+
+RUNS = ("ours", "stock", "before")
+BEFORE_COMMIT = "e0bb675"  # the last commit before the crawl-budget work (issue #12)
+KILL_GRACE_S = 60.0  # past the time cap: the graceful close gets this long, then a kill
+HEADERS = (
+    "run",
+    "requests",
+    "real coverage",
+    "trap share",
+    "non-page share",
+    "time to 90% real",
+    "ended by itself",
+)
+
+
+Launch = tuple[list[str], Path, dict[str, str]]  # command, cwd, environment
+
+
+@dataclass
+class TrapRun:
+    label: str  # the crawler: ours, stock or before
+    name: str  # its row: the label, plus the repeat when there are several
+    requests: int  # served requests, robots.txt left out
+    coverage: float
+    trap_share: float
+    non_page_share: float
+    t90_s: float  # nan when coverage never reached 90%
+    ended: str
+    wall_s: float
+    kinds: Counter[str]  # requests by the web's route kind (page, facet, session, ...)
+
+    def row(self) -> list[str]:
+        t90 = "never" if math.isnan(self.t90_s) else f"{self.t90_s:.1f} s"
+        return [
+            self.name,
+            str(self.requests),
+            fmt(self.coverage, ".3f"),
+            fmt(self.trap_share, ".3f"),
+            fmt(self.non_page_share, ".3f"),
+            t90,
+            self.ended,
+        ]
+
+
+@dataclass
+class Caps:
+    pages: int
+    time_s: float
+
+    def settings(self) -> dict[str, Any]:
+        return {"CLOSESPIDER_PAGECOUNT": self.pages, "CLOSESPIDER_TIMEOUT": self.time_s}
+
+
+# ---- what the request log says ------------------------------------------------------
+
+
+def measure(
+    records: Sequence[dict[str, Any]],
+    real: set[str],
+    is_trap: Callable[[str], bool],
+    is_non_page: Callable[[str], bool],
+) -> tuple[int, float, float, float, float]:
+    """(requests, real coverage, trap share, non-page share, time to 90% real) of the
+    request log `records`, robots.txt already left out."""
+    if not records:
+        return 0, 0.0, math.nan, math.nan, math.nan
+    fetches = sorted(records, key=lambda r: r["t_start"])
+    t0 = fetches[0]["t_start"]
+    need = math.ceil(0.9 * len(real))
+    covered: set[str] = set()
+    t90 = math.nan
+    for rec in fetches:
+        if rec["status"] == 200 and rec["url"] in real:
+            covered.add(rec["url"])
+            if math.isnan(t90) and len(covered) >= need:
+                t90 = rec["t_start"] - t0
+    n = len(fetches)
+    traps = sum(1 for r in fetches if is_trap(r["url"]))
+    non_pages = sum(1 for r in fetches if is_non_page(r["url"]))
+    share = (lambda k: k / n) if n else (lambda k: math.nan)
+    return n, len(covered) / len(real), share(traps), share(non_pages), t90
+
+
+def ended_by_itself(log: str, killed: bool, caps: Caps) -> str:
+    """'yes' when Scrapy closed the spider as finished, else which cap stopped it."""
+    found = re.findall(r"'finish_reason': '([a-z_]+)'", log)
+    reason = found[-1] if found else None
+    if reason == "finished":
+        return "yes"
+    if reason == "closespider_pagecount":
+        return f"no (cap {caps.pages} pages)"
+    if reason == "closespider_timeout":
+        return f"no (cap {caps.time_s:.0f} s)"
+    return "no (killed)" if killed else f"no ({reason or 'no stats: see crawl.log'})"
+
+
+# ---- the three crawlers -------------------------------------------------------------
+
+
+def _env(pythonpath: Path | None = None) -> dict[str, str]:
+    # Nothing of the caller's Scrapy project leaks in: each run's cwd picks its project.
+    env = {k: v for k, v in os.environ.items() if k not in ("SCRAPY_SETTINGS_MODULE", "PYTHONPATH")}
+    env["PYTHONUNBUFFERED"] = "1"
+    if pythonpath is not None:
+        env["PYTHONPATH"] = str(pythonpath)
+    return env
+
+
+def ours_launch(web: TestWeb, out: Path, caps: Caps, root: Path) -> Launch:
+    """`scrapy crawl web` in `root` (this checkout or the before worktree)."""
+    seeds = write_seeds(out / "seeds.txt", web.seeds)
+    settings = {
+        "DNS_HOSTS_MAP": web.hosts_map_setting(),
+        "FRONTIER_DELAY": 0.0,  # loopback: politeness would only measure the delay
+        "FRONTIER_DNS_RETRIES": 0,
+        **caps.settings(),
+    }
+    return crawl_command(seeds, out / "data", settings, out / "items.jsonl"), root, _env()
+
+
+def stock_launch(web: TestWeb, out: Path, caps: Caps, _root: Path) -> Launch:
+    """`scrapy runspider _stock_spider.py` from `out`: no scrapy.cfg above it, so no
+    project settings; PYTHONPATH only makes our resolver class importable."""
+    spec = out / "web.json"
+    spec.write_text(json.dumps({"seeds": web.seeds, "hosts": sorted(web.hosts)}))
+    settings: dict[str, Any] = {
+        "TWISTED_DNS_RESOLVER": "extensions.dns.resolver.HostsMapResolver",
+        "DNS_HOSTS_MAP": web.hosts_map_setting(),
+        "DNS_HOSTS_MAP_ONLY": True,
+        "DNS_ALLOWED_NETWORKS": "127.0.0.0/8",
+        "ROBOTSTXT_OBEY": True,
+        "DOWNLOAD_DELAY": 0,
+        "TELNETCONSOLE_ENABLED": False,  # no listening port: not part of the crawl
+        "LOG_LEVEL": "INFO",
+        **caps.settings(),
+    }
+    cmd = [sys.executable, "-m", "scrapy", "runspider", str(ROOT / "bench" / "_stock_spider.py")]
+    cmd += ["-a", f"web={spec}"]
+    for name, value in settings.items():
+        cmd += ["-s", f"{name}={json.dumps(value) if isinstance(value, dict) else value}"]
+    return cmd, out, _env(pythonpath=ROOT)
+
+
+Launcher = Callable[[TestWeb, Path, Caps, Path], Launch]
+LAUNCHERS: dict[str, Launcher] = {"ours": ours_launch, "stock": stock_launch, "before": ours_launch}
+
+
+def launch(cmd: list[str], cwd: Path, env: dict[str, str], log: Path, timeout: float) -> bool:
+    """Run one crawl, its output in `log`; True when it outlived `timeout` and was killed."""
+    with log.open("w") as sink:
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=sink, stderr=subprocess.STDOUT)
+        try:
+            proc.wait(timeout=timeout)
+            return False
+        except subprocess.TimeoutExpired:
+            proc.kill()  # our own child, by its PID; its embedded Redis dies with it
+            proc.wait()
+            return True
+
+
+def run_one(label: str, name: str, args: argparse.Namespace, paths: tuple[Path, Path]) -> TrapRun:
+    """One crawl by `label` against a fresh trap web; paths = (its output folder, the
+    before tree's root)."""
+    out, before = paths
+    out.mkdir(parents=True)
+    with TestWeb(WebSpec.traps(), out / "requests.jsonl", args.time_cap + 2 * KILL_GRACE_S) as web:
+        real = set(web.real_pages())
+        caps = Caps(args.budget_factor * len(real), args.time_cap)
+        root = before if label == "before" else ROOT
+        cmd, cwd, env = LAUNCHERS[label](web, out, caps, root)
+        started = time.monotonic()
+        killed = launch(cmd, cwd, env, out / "crawl.log", args.time_cap + KILL_GRACE_S)
+        wall = time.monotonic() - started
+        records = [r for r in web.requests() if r["path"] != "/robots.txt"]
+        figures = measure(records, real, web.is_trap, web.is_non_page)
+        kinds = Counter(web.site.kind(r["url"]) for r in records)
+    log = (out / "crawl.log").read_text(errors="replace")
+    ended = ended_by_itself(log, killed, caps)
+    result = TrapRun(label, name, *figures, ended=ended, wall_s=wall, kinds=kinds)
+    if result.requests == 0:
+        print(f"  {label}: no request reached the web; log tail:\n{log[-3000:]}")
+    return result
+
+
+# ---- report -------------------------------------------------------------------------
+
+
+def _mean(values: Sequence[float]) -> float:
+    kept = [v for v in values if not math.isnan(v)]
+    return sum(kept) / len(kept) if len(kept) == len(values) and kept else math.nan
+
+
+def ratio_rows(results: Sequence[TrapRun]) -> list[list[str]]:
+    """ours / stock and ours / before of each figure's mean over the repeats."""
+    fields = ("requests", "coverage", "trap_share", "non_page_share", "t90_s")
+    means = {
+        label: [_mean([float(getattr(r, f)) for r in results if r.label == label]) for f in fields]
+        for label in RUNS
+        if any(r.label == label for r in results)
+    }
+    rows = []
+    for other in ("stock", "before"):
+        if "ours" in means and other in means:
+            cells = [
+                a / b if b else math.nan for a, b in zip(means["ours"], means[other], strict=True)
+            ]
+            rows.append([f"ours / {other}", *(fmt(c, ".2f") for c in cells), ""])
+    return rows
+
+
+def kinds_table(results: Sequence[TrapRun]) -> str:
+    kinds = sorted(set().union(*(r.kinds for r in results)), key=lambda k: (k != "page", k))
+    rows = [[r.name, *(str(r.kinds[k]) for k in kinds)] for r in results]
+    return table(["run", *kinds], rows)
+
+
+@contextlib.contextmanager
+def before_checkout(args: argparse.Namespace) -> Iterator[Path]:
+    """The before tree: --before-root as given, else a worktree of --before-commit that
+    is removed again when the benchmark ends (this checkout when no before run is asked)."""
+    if "before" not in args.runs or args.before_root:
+        yield Path(args.before_root) if args.before_root else ROOT
+        return
+    tree = Path(tempfile.mkdtemp(prefix="bench-traps-before-")) / "tree"
+    git = ["git", "-C", str(ROOT), "worktree"]
+    subprocess.run([*git, "add", "--detach", str(tree), args.before_commit], check=True)
+    try:
+        yield tree
+    finally:
+        subprocess.run([*git, "remove", "--force", str(tree)], check=False)
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", default=",".join(RUNS), help="comma list of ours,stock,before")
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--budget-factor", type=int, default=4, help="page cap = this x real pages")
+    parser.add_argument("--time-cap", type=float, default=240.0, help="CLOSESPIDER_TIMEOUT, s")
+    parser.add_argument("--before-commit", default=BEFORE_COMMIT)
+    parser.add_argument("--before-root", default="", help="an existing checkout to run as before")
+    args = parser.parse_args(argv)
+    args.runs = [r.strip() for r in args.runs.split(",") if r.strip()]
+    unknown = set(args.runs) - set(RUNS)
+    if unknown:
+        parser.error(f"--runs: unknown {sorted(unknown)}; choose from {','.join(RUNS)}")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = parse_args(argv)
+    out = Path(tempfile.mkdtemp(prefix="bench-traps-"))
+    print(f"logs and request logs in {out}")
+    results: list[TrapRun] = []
+    with before_checkout(args) as before:
+        for n in range(1, args.repeats + 1):
+            for label in args.runs:
+                name = f"{label} #{n}" if args.repeats > 1 else label
+                print(f"{name} ...", flush=True)
+                result = run_one(label, name, args, (out / f"{label}-{n}", before))
+                print(f"  {result.wall_s:.0f} s wall, {result.requests} requests", flush=True)
+                results.append(result)
+    print(table(HEADERS, [*(r.row() for r in results), *ratio_rows(results)]))
+    print("\nrequests by kind (the test web's routes; robots.txt left out)")
+    print(kinds_table(results))
+    print(NOISE_NOTE)
+
+
+if __name__ == "__main__":
+    main()
