@@ -60,6 +60,7 @@ FETCH_FIELDS = (
     "duplicate_of",
     "simhash_distance",  # against the crawl's index / stored copy at the time
     "resemblance",
+    "soft_404",  # against the origin's probe answer at the time
     "content_ref",
     "change",  # the visit's history (re-crawl state), not in the body
     "change_rate",
