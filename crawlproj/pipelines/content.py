@@ -150,8 +150,8 @@ class Verdict:
     duplicate_of: str | None = None
     distance: int | None = None  # simhash bits to the original / stored copy
     resemblance: float | None = None
-    # Another page had this one's template (trap feedback counts it as a duplicate).
-    template_copy: bool = False
+    # The first page with this one's template (trap feedback counts it as a duplicate).
+    template_of: str | None = None
 
 
 # Response meta the spider reads for the page's outcome (crawlproj/spiders/web.py).
@@ -239,8 +239,8 @@ class ContentDedupPipeline:
             item["change"] = "changed" if prev is not None else "new"
         self.stats.inc_value(f"content/{verdict.branch}")
         self.stats.inc_value(f"content/text/{sig.text_source}")
-        if verdict.template_copy:
-            response.meta[TEMPLATE_COPY_META] = True
+        if verdict.template_of:
+            response.meta[TEMPLATE_COPY_META] = verdict.template_of
             self.stats.inc_value("content/template_copy")
         return item
 
@@ -258,18 +258,24 @@ class ContentDedupPipeline:
         if stored is not None and verdict.distance is None:
             # A changed re-fetch that is nobody's duplicate: the distance to its old copy.
             verdict = Verdict(verdict.branch, distance=stored.distance)
-        if prev is None and verdict.duplicate_of is None and self._template_seen(sig):
-            verdict = dataclasses.replace(verdict, template_copy=True)
+        if prev is None and verdict.duplicate_of is None:
+            first = self._template_first(sig, url)
+            if first is not None and first != url:
+                verdict = dataclasses.replace(verdict, template_of=first)
         return sig, verdict
 
-    def _template_seen(self, sig: Signature) -> bool:
-        """True when another page already had this page's template (shared set)."""
+    def _template_first(self, sig: Signature, url: str) -> str | None:
+        """The first page with this page's template (shared: first writer wins)."""
         if sig.template is None or self.index is None:
-            return False
+            return None
         try:
-            return self.redis.sadd(self.templates_key, sig.template) == 0
+            pipe = self.redis.pipeline(transaction=False)
+            pipe.hsetnx(self.templates_key, sig.template, url)
+            pipe.hget(self.templates_key, sig.template)
+            _added, first = pipe.execute()
         except RedisError:
-            return False  # feedback only: a missed template costs nothing stored
+            return None  # feedback only: a missed template costs nothing stored
+        return as_str(first)
 
     def _dedup(self, sig: Signature, url: str) -> Verdict:
         if sig.content_hash is None:

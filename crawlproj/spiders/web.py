@@ -49,6 +49,7 @@ from crawlproj.pipelines.content import TEMPLATE_COPY_META
 from crawlproj.pipelines.soft404 import Soft404Checker, soft404_checker
 from crawlproj.seeds import SeedLine, read_seed_arg
 from extensions.content.soft404 import SEND_PROBE_META, probe_url
+from extensions.content.template import blames
 from extensions.frontier.config import priority_weights
 from extensions.pagestore.protocol import StoreUnavailable
 from extensions.robots.cache import parse_sitemap
@@ -291,8 +292,11 @@ def frontier_outcome(item: PageItem, meta: dict[str, Any] | None = None) -> str 
         return "soft_404"
     if item.get("change") == "unchanged":
         return "unchanged"
-    if item.get("duplicate_of") or (meta or {}).get(TEMPLATE_COPY_META):
-        return "duplicate"
+    original = item.get("duplicate_of") or (meta or {}).get(TEMPLATE_COPY_META)
+    if original:
+        # Neutral when the first copy was a longer spelling of this URL (blames).
+        url = item.get("url")
+        return "duplicate" if not url or blames(url, original) else None
     status = item.get("status") or 0
     return "new" if 200 <= status < 300 else None
 

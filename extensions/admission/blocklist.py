@@ -55,6 +55,12 @@ class BlocklistRefresh:
         if rules:
             await self.redis.sadd(self.key, *rules)
 
+    def patterns_changed(self, closed: list[str] | None, reopened: list[str] | None) -> None:
+        """This worker's report closed or reopened patterns: in force before the next read."""
+        if closed or reopened:
+            patterns = (self.admission.closed_patterns | set(closed or [])) - set(reopened or [])
+            self.admission.closed_patterns = frozenset(patterns)
+
     async def refresh_if_due(self) -> None:
         if self.clock() >= self._due_at:
             await self.refresh()

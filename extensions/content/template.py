@@ -14,20 +14,31 @@ from __future__ import annotations
 
 import hashlib
 import re
-from urllib.parse import unquote_plus
+from urllib.parse import unquote_plus, urlsplit
 
 _WORD = re.compile(r"\w+")
 _DIGITS = re.compile(r"\d+")
-# Fewer words than this left after the URL's are removed: no template to speak of.
+# Fewer own words than this (but some): too little to tell a template from a page.
 MIN_TEMPLATE_WORDS = 3
 
 
 def template_digest(text: str, url: str) -> str | None:
-    """16 hex chars naming the page's template, None for a page with almost no text."""
+    """16 hex chars naming the page's template; None for a page without words or with
+    one or two of its own. A page whose every word its URL explains ("Calendar 2024-05"
+    at /calendar/2024/05) has the empty template: nothing on it is its own."""
     echoed = {_DIGITS.sub("N", w) for w in _WORD.findall(unquote_plus(url).lower())}
-    words = [
-        w for w in (_DIGITS.sub("N", w) for w in _WORD.findall(text.lower())) if w not in echoed
-    ]
-    if len(words) < MIN_TEMPLATE_WORDS:
+    all_words = [_DIGITS.sub("N", w) for w in _WORD.findall(text.lower())]
+    words = [w for w in all_words if w not in echoed]
+    if not all_words or 0 < len(words) < MIN_TEMPLATE_WORDS:
         return None
     return hashlib.blake2b(" ".join(words).encode(), digest_size=8).hexdigest()
+
+
+def blames(url: str, original: str) -> bool:
+    """Whether a duplicate counts against `url`'s pattern. Not when the first copy was a
+    longer spelling of this URL (a query variant or a deeper path reached first, e.g. a
+    session id on every link): the trap is the original's pattern, not the clean one."""
+    this, first = urlsplit(url), urlsplit(original)
+    if first.query and not this.query and first.path == this.path:
+        return False
+    return not (len(first.path) > len(this.path) and first.path.startswith(this.path))

@@ -212,6 +212,7 @@ class FrontierSession:
         self.ending.saw(reply)
         self.feeding.saw(reply)
         self.stats.set_value("frontier/queued", reply.queued)
+        self.blocklist.patterns_changed(reply.extra.get("closed"), reply.extra.get("reopened"))
         self.stats.set_value("frontier/leases", reply.leased)
         # Parked hosts whose resolution is due, claimed for this worker (by a lease,
         # or by a sharded frontier's counter refresh).

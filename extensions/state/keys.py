@@ -59,8 +59,8 @@ Crawl-wide keys (prefix G = "crawlproj:{<crawl>}"):
     G:dns:<host>     string  "ok|fail value fresh_until stale_until", shared DNS cache
     G:robots:<origin> string robots.txt verdict JSON, expiring with the verdict
     G:content_hashes hash    content hash (sha256 hex) -> URL of the first page with it
-    G:page_templates set     template digests (16 hex) of fetched pages: a page whose digest
-                             is in it is a template copy for trap feedback
+    G:page_templates hash    template digest (16 hex) -> first URL with it: a later page with
+                             the digest is a template copy for trap feedback
     G:soft404        hash    origin -> soft-404 probe state JSON (extensions/content/soft404.py):
                              claimed (HSETNX by the first worker) or the answer's fingerprint
     G:doc:<fp>       string  re-crawl state of one stored URL, JSON (extensions/recrawl/state.py):
@@ -159,7 +159,7 @@ class FrontierKeys:
 
     @property
     def page_templates(self) -> str:
-        """Template digests of fetched pages (extensions/content/template.py), SADD."""
+        """Template digest -> first URL (extensions/content/template.py), HSETNX."""
         return f"{self.crawl_prefix}:page_templates"
 
     @property

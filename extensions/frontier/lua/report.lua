@@ -52,6 +52,8 @@ for _, ev in ipairs(A.events) do
 end
 refill()
 local out = counters()
+if #CHANGED.closed > 0 then out.closed = CHANGED.closed end
+if #CHANGED.reopened > 0 then out.reopened = CHANGED.reopened end
 local top = redis.call('ZRANGE', K.ready, 0, 0, 'WITHSCORES')
 if top[2] then out.next_due = top[2] end  -- a string: cjson would round to 14 digits
 return cjson.encode(out)

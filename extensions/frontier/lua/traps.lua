@@ -7,6 +7,9 @@
 -- "<host>|s" sitemap URLs), K.seen (referrer pair keys), K.host_stats (page outcomes).
 local T = CFG.traps
 local OPEN, DEMOTED, CLOSED = 0, 1, 2
+-- Patterns this call closed or reopened: the reply tells the calling worker at once
+-- (others read the closed set every URL_BLOCKLIST_REFRESH).
+local CHANGED = {closed = {}, reopened = {}}
 
 local function parse_pattern(raw)
   local t, i = {0, 0, 0, 0, 0, 0, 0}, 1
@@ -135,6 +138,7 @@ local function judge(field, t)
   if share >= T.close_share then
     t[5], t[4] = CLOSED, 0
     redis.call('SADD', K.closed_patterns, field)
+    table.insert(CHANGED.closed, field)
     stat('trap_closed')
   elseif share >= T.demote_share then
     if t[5] ~= DEMOTED then stat('trap_demoted') end
@@ -154,6 +158,7 @@ local function learn(field, bad)
     if t[4] >= T.reopen_after then
       t[2], t[3], t[4], t[5], t[7] = 0, 0, 0, OPEN, 0
       redis.call('SREM', K.closed_patterns, field)
+      table.insert(CHANGED.reopened, field)
       stat('trap_reopened')
     end
   else

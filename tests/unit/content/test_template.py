@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from extensions.content.template import template_digest
+from extensions.content.template import blames, template_digest
 
 
 def test_calendar_days_and_echoed_queries_share_a_template() -> None:
@@ -27,5 +27,14 @@ def test_distinct_pages_and_near_empty_pages() -> None:
     two = template_digest("Our bakery opens at dawn with fresh rye bread.", "http://h/p/2")
     assert one != two
     assert template_digest("Home", "http://h/") is None
-    # Words of the URL only: nothing of a template is left.
-    assert template_digest("red shoes size nine", "http://h/shop/red-shoes?size=nine") is None
+    # Every word explained by the URL: the empty template, shared by all such pages.
+    empty = template_digest("Calendar 2024-05", "http://h/calendar/2024/05")
+    assert empty is not None and empty == template_digest("red shoes", "http://h/red-shoes")
+
+
+def test_a_duplicate_blames_the_longer_spelling() -> None:
+    # page/7 fetched after page/7?visit=3 (a session id on every link): not its fault.
+    assert not blames("http://h/page/7", "http://h/page/7?visit=3")
+    assert not blames("http://h/docs/", "http://h/docs/more/more2/")
+    assert blames("http://h/page/7?visit=4", "http://h/page/7")
+    assert blames("http://h/cal/2024/02", "http://h/cal/2024/01")
