@@ -155,6 +155,8 @@ PRIORITY_TRAP_CLOSE_SHARE = 0.8
 PRIORITY_DEMOTE_PENALTY = 30.0
 PRIORITY_TRAP_PROBE_EVERY = 50
 PRIORITY_TRAP_REOPEN_AFTER = 3
+# Duplicates differing only in one query parameter before the host's URLs drop it (0 = off).
+PRIORITY_NOISE_AFTER = 3
 
 # --- URL-seen (Bloom filter per worker in front of the exact set in Redis) ------------------
 # Bloom bits per URL key: false-positive rate 6.7e-5 at 20, 8.2e-3 at 10.

@@ -23,6 +23,7 @@ from crawlproj.seeds import SeedError, read_seed_arg
 from extensions.admission.admit import URL_FILTER
 from extensions.admission.budgets import TRAPS
 from extensions.admission.filters import compile_block_rules
+from extensions.admission.noise import NOISE
 from extensions.admission.priorities import FRONT_QUEUES, PRIORITIES, priority_weights
 from extensions.admission.prioritizer import PRIORITY
 from extensions.admission.seen import SEEN
@@ -90,6 +91,7 @@ TABLES: tuple[Table[Any], ...] = (
     URL_FILTER,
     PRIORITY,
     TRAPS,
+    NOISE,
     DNS,
     SEEN,
     ROBOTS,

@@ -28,7 +28,9 @@ content/near_duplicate, content/unchanged, content/empty, content/unchecked
 content/not_modified, content/gone; content/text/<main|visible|none>: which
 extraction the fingerprint used; content/template_copy: a new page whose main text
 repeats another page's but for numbers and its own URL's words (a calendar day, an
-echoed query: extensions/content/template.py), a duplicate for trap feedback only.
+echoed query: extensions/content/template.py), a duplicate for trap feedback only;
+content/noise_params_learned: a query parameter that duplicates showed to be noise
+(extensions/admission/noise.py).
 """
 
 from __future__ import annotations
@@ -47,6 +49,9 @@ from scrapy.http import TextResponse
 from crawlproj.checkpoint import checkpoint_for
 from crawlproj.items import PageItem
 from crawlproj.pipelines.recrawl import PREV_STATE_META
+from extensions.admission.filters import host_of
+from extensions.admission.noise import SEPARATOR as NOISE_SEPARATOR
+from extensions.admission.noise import differing_params, noise_config
 from extensions.config import Setting, Table, between, read
 from extensions.content.fingerprint import TextSignature, content_hash, hamming, signature
 from extensions.content.main_text import page_text
@@ -161,8 +166,9 @@ TEMPLATE_COPY_META = "content_template_copy"
 class ContentDedupPipeline:
     """Sets the content fields and duplicate_of; counts every branch under content/."""
 
-    def __init__(self, crawler: Crawler, config: NeardupConfig) -> None:
+    def __init__(self, crawler: Crawler, config: NeardupConfig, noise_after: int) -> None:
         self.crawler = crawler
+        self.noise_after = noise_after
         self.stats = crawler.stats
         self.config = config
         self.checkpoint = checkpoint_for(crawler)
@@ -170,11 +176,13 @@ class ContentDedupPipeline:
         self.index: SimhashIndex | None = None
         self.hashes_key = ""
         self.templates_key = ""
+        self.noise_keys = ("", "")
         self.redis: Any = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ContentDedupPipeline:
-        return cls(crawler, NeardupConfig.from_settings(crawler.settings))
+        settings = crawler.settings
+        return cls(crawler, NeardupConfig.from_settings(settings), noise_config(settings).after)
 
     async def open_spider(self) -> None:
         assert self.crawler.spider is not None
@@ -188,6 +196,7 @@ class ContentDedupPipeline:
             return
         self.hashes_key = keys.content_hashes
         self.templates_key = keys.page_templates
+        self.noise_keys = (keys.noise_counts, keys.noise_params)
         self.index = SimhashIndex(
             self.redis,
             keys.neardup,
@@ -262,7 +271,30 @@ class ContentDedupPipeline:
             first = self._template_first(sig, url)
             if first is not None and first != url:
                 verdict = dataclasses.replace(verdict, template_of=first)
+        original = verdict.duplicate_of or verdict.template_of
+        if original and self.noise_after:
+            self._learn_noise(url, original)
         return sig, verdict
+
+    def _learn_noise(self, url: str, original: str) -> None:
+        """A duplicate under another value of a parameter counts against that parameter;
+        PRIORITY_NOISE_AFTER of them make it the host's noise (admission/noise.py)."""
+        names = differing_params(url, original)
+        if not names or self.index is None:
+            return
+        counts, learned = self.noise_keys
+        host = host_of(url)
+        try:
+            for name in names:
+                member = f"{host}{NOISE_SEPARATOR}{name}"
+                if self.redis.hincrby(counts, member, 1) == self.noise_after:
+                    self.redis.sadd(learned, member)
+                    self.stats.inc_value("content/noise_params_learned")
+                    logger.info(
+                        "Learned noise parameter %r of %s (duplicates differ in it)", name, host
+                    )
+        except RedisError:
+            return  # feedback only
 
     def _template_first(self, sig: Signature, url: str) -> str | None:
         """The first page with this page's template (shared: first writer wins)."""

@@ -17,6 +17,7 @@ from extensions.admission.filters import (
     compile_block_rules,
     host_of,
 )
+from extensions.admission.noise import strip_params
 from extensions.admission.patterns import url_patterns
 from extensions.admission.prioritizer import PARENT_META, Prioritizer
 from extensions.admission.records import NO_PATTERNS, AdmitItem, encode_request, mark_recrawl
@@ -76,8 +77,10 @@ class Admission:
     # Replaced whole when the operator's blocklist in Redis changes.
     block_rules: BlockRules = field(default_factory=lambda: compile_block_rules([]))
 
-    # Closed URL patterns (trap feedback), refreshed from Redis with the blocklist.
+    # Closed URL patterns (trap feedback) and learned noise parameters (host -> names),
+    # refreshed from Redis with the blocklist.
     closed_patterns: frozenset[str] = frozenset()
+    noise: dict[str, frozenset[str]] = field(default_factory=dict)
 
     def priority_of(self, request: Request) -> int:
         """meta['frontier_priority'] names a front queue 0 (first) .. n-1 outright;
@@ -108,6 +111,7 @@ class Admission:
         canonical = self.canonicalizer.canonicalize(request.url)
         if canonical is None:
             raise Rejected("uncanonical")
+        canonical = strip_params(canonical, self.noise)
         reason = self.url_filter.check(canonical, request.meta.get("depth", 0))
         if reason is not None:
             raise Rejected(f"filter/{reason}")

@@ -6,7 +6,8 @@ worker re-reads it every URL_BLOCKLIST_REFRESH seconds and swaps the compiled ru
 into its Admission whole. An invalid rule keeps the previous rules (one error line,
 stat frontier/blocklist/invalid) rather than letting everything through. The patterns
 trap feedback closed (each shard's closed_patterns set) are re-read at the same pace:
-dispatch drops their queued URLs (the admit script refuses new ones by itself).
+dispatch drops their queued URLs (the admit script refuses new ones by itself), and
+so are the learned noise parameters (admission/noise.py).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from extensions.admission.filters import compile_block_rules
+from extensions.admission.noise import learned
 from extensions.state.connection import as_str
 
 if TYPE_CHECKING:
@@ -39,7 +41,9 @@ class BlocklistRefresh:
         clock: Callable[[], float],
         refresh_s: float,
         closed_keys: list[str],
+        noise_key: str,
     ) -> None:
+        self.noise_key = noise_key
         self.redis = redis
         self.key = key
         self.closed_keys = closed_keys
@@ -73,6 +77,9 @@ class BlocklistRefresh:
         if len(closed) != len(self.admission.closed_patterns):
             self.stats.set_value("frontier/patterns_closed", len(closed))
         self.admission.closed_patterns = frozenset(closed)
+        self.admission.noise = learned(
+            [as_str(m) for m in await self.redis.smembers(self.noise_key)]
+        )
         lines = sorted(as_str(m) for m in await self.redis.smembers(self.key))
         if lines == self._lines:
             return

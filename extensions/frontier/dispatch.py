@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Request
 
 from extensions.admission.filters import host_of
+from extensions.admission.noise import strip_params
 from extensions.frontier.core import DownloadEvent
 from extensions.robots.cache import origin_of, robots_url
 
@@ -75,6 +76,13 @@ class Dispatch:
             return
         if not request.meta.get("frontier_probe") and self.admission.closed(request.url):
             self.drop(request, "pattern_closed")  # trap feedback closed its pattern
+            return
+        clean = strip_params(request.url, self.admission.noise)
+        if clean != request.url:
+            # Queued before its host's noise parameter was learned: the clean URL goes
+            # through admission instead (URL-seen admits it once).
+            self.drop(request, "noise_param")
+            self.batches.enqueue(request.replace(url=clean))
             return
         robots = self.robots
         if robots is None:

@@ -127,6 +127,7 @@ class Opened:
     feeder: RecrawlFeeder | None
     blocklist_key: str
     closed_keys: list[str]  # each shard's closed URL patterns
+    noise_key: str  # learned noise parameters (crawl-wide)
 
 
 class FrontierSession:
@@ -174,6 +175,7 @@ class FrontierSession:
             clock=clock,
             refresh_s=opts.blocklist_refresh,
             closed_keys=opened.closed_keys,
+            noise_key=opened.noise_key,
         )
         self.dispatch = self._dispatch(setup, opened)
         self.leasing = self._lease_loop(setup, opened)
@@ -265,7 +267,9 @@ async def open_session(
         await map_slots(store.redis)  # shared with the pipelines: map before they run
         feeder = RecrawlFeeder(store, spider)
     closed = [shard.key("closed_patterns") for shard in sharded.all()]
-    opened = Opened(engine, spider, frontier, seen, robots, feeder, keys.blocklist, closed)
+    opened = Opened(
+        engine, spider, frontier, seen, robots, feeder, keys.blocklist, closed, keys.noise_params
+    )
     session = FrontierSession(setup, opened, clock)
     await session.blocklist.add(setup.block_rules)
     await session.blocklist.refresh()

@@ -59,6 +59,8 @@ Crawl-wide keys (prefix G = "crawlproj:{<crawl>}"):
     G:dns:<host>     string  "ok|fail value fresh_until stale_until", shared DNS cache
     G:robots:<origin> string robots.txt verdict JSON, expiring with the verdict
     G:content_hashes hash    content hash (sha256 hex) -> URL of the first page with it
+    G:noise_counts   hash    "<host> <param>" -> duplicates differing only in it (noise.py)
+    G:noise_params   set     learned noise parameters "<host> <param>": admission drops them
     G:page_templates hash    template digest (16 hex) -> first URL with it: a later page with
                              the digest is a template copy for trap feedback
     G:soft404        hash    origin -> soft-404 probe state JSON (extensions/content/soft404.py):
@@ -156,6 +158,16 @@ class FrontierKeys:
     def shards(self) -> str:
         """The crawl's shard count (SET NX by its first worker or operator verb)."""
         return f"{self.crawl_prefix}:shards"
+
+    @property
+    def noise_counts(self) -> str:
+        """"<host> <parameter>" -> duplicates that differed only in it (admission/noise.py)."""
+        return f"{self.crawl_prefix}:noise_counts"
+
+    @property
+    def noise_params(self) -> str:
+        """Learned noise parameters, "<host> <parameter>" (dropped at admission)."""
+        return f"{self.crawl_prefix}:noise_params"
 
     @property
     def page_templates(self) -> str:

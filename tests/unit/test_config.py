@@ -161,6 +161,7 @@ BAD = [
     ("PRIORITY_HOST_BUDGET", -1, ">= 0, not -1"),
     ("PRIORITY_HOST_BUDGET_PER_REFERRER", -1, ">= 0, not -1"),
     ("PRIORITY_HOST_BUDGET_PER_SITEMAP_URL", -1, ">= 0, not -1"),
+    ("PRIORITY_NOISE_AFTER", -1, ">= 0, not -1"),
     ("FRONTIER_POLL_INTERVAL", 0, "> 0, not 0"),
     ("FRONTIER_DNS_RETRIES", -1, ">= 0, not -1"),
     ("FRONTIER_DNS_RETRY_DELAY", 0, "> 0, not 0"),

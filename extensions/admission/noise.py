@@ -1,0 +1,78 @@
+"""Learned noise parameters: query parameters a host's duplicates show to be irrelevant.
+
+URL_SESSION_PARAMS and URL_TRACKING_PARAMS name the parameters every site uses for
+sessions and tracking; a site's own (`?visit=17`, `?ref=side2`, `?s=9f3a`) are only
+known by their effect: the same page comes back under URLs that differ in that
+parameter alone. The content pipeline reports each duplicate whose original has the
+same host and path (`differing_params`); once PRIORITY_NOISE_AFTER duplicates name one
+(host, parameter), it is learned crawl-wide (G:noise_params, read by every worker with
+the blocklist), and admission drops it from that host's URLs (`strip_params`): its
+variants collapse onto one URL, which URL-seen admits once. Dispatch does the same to
+variants queued before the parameter was learned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit, urlunsplit
+
+from extensions.admission.filters import host_of
+from extensions.config import Setting, Table, at_least, read
+
+if TYPE_CHECKING:
+    from scrapy.settings import BaseSettings
+
+
+@dataclass(frozen=True)
+class NoiseConfig:
+    after: int  # duplicates naming (host, parameter) before it is learned; 0 = off
+
+
+NOISE = Table(NoiseConfig, Setting("PRIORITY_NOISE_AFTER", "after", int, at_least(0)))
+
+
+def noise_config(settings: BaseSettings) -> NoiseConfig:
+    """ValueError names the bad setting."""
+    return read(NOISE, settings)
+
+
+# A learned set: "<host> <parameter>" members (G:noise_params).
+SEPARATOR = " "
+
+
+def _pairs(query: str) -> list[tuple[str, str]]:
+    return [(p.partition("=")[0], p.partition("=")[2]) for p in query.split("&") if p]
+
+
+def differing_params(url: str, original: str) -> list[str]:
+    """Parameter names in which two URLs of one host and path differ (value or presence);
+    [] for URLs of different hosts or paths (their duplicate says nothing of a parameter)."""
+    this, first = urlsplit(url), urlsplit(original)
+    if this.netloc != first.netloc or this.path != first.path or this.query == first.query:
+        return []
+    a, b = dict(_pairs(this.query)), dict(_pairs(first.query))
+    return sorted(name for name in a.keys() | b.keys() if a.get(name) != b.get(name))
+
+
+def learned(members: Collection[str]) -> dict[str, frozenset[str]]:
+    """G:noise_params members -> host -> parameter names."""
+    by_host: dict[str, set[str]] = {}
+    for member in members:
+        host, _, name = member.partition(SEPARATOR)
+        if name:
+            by_host.setdefault(host, set()).add(name)
+    return {host: frozenset(names) for host, names in by_host.items()}
+
+
+def strip_params(url: str, noise: Mapping[str, frozenset[str]]) -> str:
+    """`url` without its host's learned noise parameters (the order of the rest kept)."""
+    if not noise or "?" not in url:
+        return url
+    names = noise.get(host_of(url))
+    if not names:
+        return url
+    parts = urlsplit(url)
+    kept = [p for p in parts.query.split("&") if p and p.partition("=")[0] not in names]
+    return urlunsplit(parts._replace(query="&".join(kept)))
