@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from extensions.content.soft404 import PROBE_SUFFIX
 from scripts.crawlrun import PROJECT_ROOT, per_ip_violations, run_crawl, write_seeds
 from scripts.testweb import HostSpec, TestWeb, WebSpec
 from scripts.testweb.changes import ChangeClock
@@ -40,7 +41,8 @@ def changing_web() -> WebSpec:
 def page_requests(web: TestWeb) -> dict[tuple[str, str], list[dict[str, Any]]]:
     by_page: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for record in sorted(web.requests(), key=lambda r: r["t_start"]):
-        if record["path"] != "/robots.txt":
+        # robots.txt and the soft-404 probe (a 404 here) are asked once, not re-crawled.
+        if record["path"] != "/robots.txt" and not record["path"].endswith(PROBE_SUFFIX):
             by_page[(record["host"], record["path"])].append(record)
     return by_page
 
