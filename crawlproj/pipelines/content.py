@@ -271,9 +271,10 @@ class ContentDedupPipeline:
             first = self._template_first(sig, url)
             if first is not None and first != url:
                 verdict = dataclasses.replace(verdict, template_of=first)
-        original = verdict.duplicate_of or verdict.template_of
-        if original and self.noise_after:
-            self._learn_noise(url, original)
+        # Template copies differ in words their URL supplies (a year, a query): those
+        # parameters matter. Only a real duplicate shows a parameter to be noise.
+        if verdict.duplicate_of and self.noise_after:
+            self._learn_noise(url, verdict.duplicate_of)
         return sig, verdict
 
     def _learn_noise(self, url: str, original: str) -> None:
