@@ -141,7 +141,7 @@ PRIORITY_HOST_BUDGET = 2000
 PRIORITY_HOST_BUDGET_PER_REFERRER = 200
 PRIORITY_HOST_BUDGET_PER_SITEMAP_URL = 1.0
 # URLs with a facet-named parameter admitted per host + path template (0 = no cap).
-PRIORITY_FACET_MAX = 4
+PRIORITY_FACET_MAX = 2
 # Trap feedback per host + URL pattern: patterns kept per host (then coarser ones).
 PRIORITY_PATTERNS_PER_HOST = 256
 # Outcomes a pattern's duplicate/soft-404 share is averaged over (exponential decay).

@@ -5,8 +5,8 @@ A trap's pages are one template filled from the URL: "Nothing is scheduled for 5
 2024", "No results for 'red shoes'", "Gallery picture 12 of many". Body hashes and
 near-duplicate sketches tell them apart (dates, echoed queries; most are too short for
 a simhash), so trap feedback would count each as new content. The template digest
-drops what the URL explains: digit runs become N, and every word that also occurs in
-the page's URL is removed. Two pages with one digest are one template; the second one
+drops what the URL explains: digit runs (and month and day names) become N, and every
+word that also occurs in the page's URL is removed. Two pages with one digest are one template; the second one
 is a duplicate for trap feedback (never for storage: its body is still kept).
 """
 
@@ -18,6 +18,12 @@ from urllib.parse import unquote_plus, urlsplit
 
 _WORD = re.compile(r"\w+")
 _DIGITS = re.compile(r"\d+")
+# Dates are what a calendar's pages differ in: month and day names count as numbers.
+_DATE_WORDS = frozenset(
+    "january february march april may june july august september october november december "
+    "jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday "
+    "friday saturday sunday mon tue tues wed thu thur thurs fri sat sun".split()
+)
 # Fewer own words than this (but some): too little to tell a template from a page.
 MIN_TEMPLATE_WORDS = 3
 
@@ -27,7 +33,9 @@ def template_digest(text: str, url: str) -> str | None:
     one or two of its own. A page whose every word its URL explains ("Calendar 2024-05"
     at /calendar/2024/05) has the empty template: nothing on it is its own."""
     echoed = {_DIGITS.sub("N", w) for w in _WORD.findall(unquote_plus(url).lower())}
-    all_words = [_DIGITS.sub("N", w) for w in _WORD.findall(text.lower())]
+    all_words = [
+        "N" if w in _DATE_WORDS else _DIGITS.sub("N", w) for w in _WORD.findall(text.lower())
+    ]
     words = [w for w in all_words if w not in echoed]
     if not all_words or 0 < len(words) < MIN_TEMPLATE_WORDS:
         return None

@@ -38,3 +38,13 @@ def test_a_duplicate_blames_the_longer_spelling() -> None:
     assert not blames("http://h/docs/", "http://h/docs/more/more2/")
     assert blames("http://h/page/7?visit=4", "http://h/page/7")
     assert blames("http://h/cal/2024/02", "http://h/cal/2024/01")
+
+
+def test_month_names_are_part_of_the_date() -> None:
+    jan = template_digest(
+        "Nothing is scheduled for January 2024.", "http://h/events?month=1&year=2024"
+    )
+    mar = template_digest(
+        "Nothing is scheduled for March 2031.", "http://h/events?month=3&year=2031"
+    )
+    assert jan is not None and jan == mar
