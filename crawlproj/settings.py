@@ -147,7 +147,7 @@ PRIORITY_PATTERNS_PER_HOST = 256
 # Outcomes a pattern's duplicate/soft-404 share is averaged over (exponential decay).
 PRIORITY_TRAP_WINDOW = 20.0
 # Outcomes before a pattern is judged; bad shares that demote it and that close it.
-PRIORITY_TRAP_MIN_PAGES = 5
+PRIORITY_TRAP_MIN_PAGES = 4
 PRIORITY_TRAP_DEMOTE_SHARE = 0.5
 PRIORITY_TRAP_CLOSE_SHARE = 0.8
 # Points off a demoted pattern's new URLs; a closed one still admits one URL in this many

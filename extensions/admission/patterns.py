@@ -29,8 +29,8 @@ _DIGITS = re.compile(r"[0-9]+")
 _HEX_TOKEN = re.compile(
     r"(?<![0-9A-Za-z])(?=[0-9a-fA-F-]*[0-9])(?=[0-9a-fA-F-]*[a-fA-F])[0-9a-fA-F-]{16,}(?![0-9A-Za-z])"
 )
-# A path segment this long is a token (a growing path, an encoded blob), not a name.
-_LONG_SEGMENT = 64
+# A path segment this long is a token (a growing slug, an encoded blob), not a name.
+_LONG_SEGMENT = 32
 
 
 @dataclass(frozen=True)

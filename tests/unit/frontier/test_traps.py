@@ -26,7 +26,9 @@ HOST = "shop.test"
 MakeFrontier = Callable[..., Frontier]
 
 
-def item(url: str, score: float = 50.0, referrer: str = "", host: str = HOST) -> AdmitItem:
+def item(
+    url: str, score: float = 50.0, referrer: str = "", host: str = HOST, facet: bool = False
+) -> AdmitItem:
     p = url_patterns(url)
     return AdmitItem(
         seen_key(url),
@@ -34,7 +36,7 @@ def item(url: str, score: float = 50.0, referrer: str = "", host: str = HOST) ->
         host,
         -1,
         f'{{"u":"{url}"}}',
-        (p.fine, p.coarse, p.host_wide, p.path_key, p.path_key),
+        (p.fine, p.coarse, p.host_wide, p.path_key, p.path_key if facet else ""),
         score=score,
         referrer=referrer,
     )
@@ -169,7 +171,7 @@ def test_facet_combinations_of_one_path_are_capped(make: MakeFrontier) -> None:
     async def go() -> Any:
         frontier = make(facet_max=10)
         urls = [f"http://{HOST}/shop/?color={c}&size={s}" for c in range(6) for s in range(6)]
-        return (await frontier.admit([item(u) for u in urls])).extra
+        return (await frontier.admit([item(u, facet=True) for u in urls])).extra
 
     extra = run(go())
     assert extra["admitted"] == 10 and extra["refused"] == {"facet_cap": 26}
