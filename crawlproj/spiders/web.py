@@ -135,7 +135,7 @@ class WebSpider(scrapy.Spider):
     async def parse(self, response: Response) -> AsyncIterator[PageItem | scrapy.Request]:
         if response.status == 304:
             # A re-crawl's conditional GET found our copy current: a row, no body or links.
-            async for row in self.row_only(response):
+            async for row in self.bodiless_row(response):
                 yield row
             if not response.meta.get("frontier_release"):
                 response.meta["frontier_outcome"] = "unchanged"
@@ -203,8 +203,7 @@ class WebSpider(scrapy.Spider):
         if self.soft404 is not None:
             await self.soft404.probe_answer(response)
 
-    async def row_only(self, response: Response) -> AsyncIterator[PageItem]:
-        """The response's row and nothing else (a 304)."""
+    async def bodiless_row(self, response: Response) -> AsyncIterator[PageItem]:
         item = self.page_item(response)
         self.checkpoint.register(item, response)
         yield item
@@ -215,7 +214,7 @@ class WebSpider(scrapy.Spider):
         lowest priority, nested sitemaps too; <lastmod> rides along in meta (the
         scheduler makes a stored URL due when its lastmod is newer than our copy)."""
         if response.status == 304:  # a re-crawled sitemap that did not change
-            async for row in self.row_only(response):
+            async for row in self.bodiless_row(response):
                 yield row
             return
         item = self.page_item(response)
