@@ -26,6 +26,11 @@ IP's queue); its answer goes to the soft-404 checker and yields nothing.
 
 ``parse_page`` and ``follow_links`` are the extraction path; ``scrapy replay``
 runs the same two functions over stored bodies.
+
+Stats: crawlproj/pages/<unchanged|gone|soft_404|exact_duplicate>_links_skipped,
+crawlproj/pages/<not_html|nofollow|released>, crawlproj/links/skipped/invalid,
+crawlproj/soft404/probes_sent, crawlproj/soft404/probes_failed,
+crawlproj/errors/<failure type>, crawlproj/sitemaps/<urls|invalid>.
 """
 
 from __future__ import annotations
