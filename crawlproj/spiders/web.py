@@ -55,7 +55,6 @@ from crawlproj.pipelines.soft404 import Soft404Checker, soft404_checker
 from crawlproj.seeds import SeedLine, read_seed_arg
 from extensions.content.soft404 import SEND_PROBE_META, probe_url
 from extensions.content.template import blames
-from extensions.frontier.config import priority_weights
 from extensions.pagestore.protocol import StoreUnavailable
 from extensions.robots.cache import parse_sitemap
 
@@ -181,11 +180,15 @@ class WebSpider(scrapy.Spider):
         self.crawler.stats.inc_value(f"crawlproj/pages/{reason}_links_skipped")
         return True
 
-    def link_request(self, url: str) -> scrapy.Request | None:
-        """The request for one followed link; None (counted) when scrapy refuses the URL,
-        so the page's other links still follow."""
+    def link_request(
+        self, url: str, callback: Any = None, meta: dict[str, Any] | None = None
+    ) -> scrapy.Request | None:
+        """The request for one followed link (or sitemap URL); None (counted) when scrapy
+        refuses the URL, so the page's other links still follow."""
         try:
-            return scrapy.Request(url, callback=self.parse, errback=self.on_error)
+            return scrapy.Request(
+                url, callback=callback or self.parse, errback=self.on_error, meta=meta
+            )
         except ValueError:
             self.crawler.stats.inc_value("crawlproj/links/skipped/invalid")
             return None
@@ -215,8 +218,9 @@ class WebSpider(scrapy.Spider):
         await self.passed_checkpoint(item, response)
 
     async def parse_sitemap(self, response: Response) -> AsyncIterator[PageItem | scrapy.Request]:
-        """Sitemaps (from robots.txt): their page URLs enter the frontier at the
-        lowest priority, nested sitemaps too; <lastmod> rides along in meta (the
+        """Sitemaps (from robots.txt): their page URLs and nested sitemaps enter the
+        frontier scored as sitemap URLs (the source middleware says so: the prioritizer
+        puts them with the seeds, ahead of deep links); <lastmod> rides along in meta (the
         scheduler makes a stored URL due when its lastmod is newer than our copy)."""
         if response.status == 304:  # a re-crawled sitemap that did not change
             async for row in self.bodiless_row(response):
@@ -234,12 +238,13 @@ class WebSpider(scrapy.Spider):
             self.logger.warning("Sitemap %s skipped: %s", response.url, exc)
             self.crawler.stats.inc_value("crawlproj/sitemaps/invalid")
             return
-        lowest = {"frontier_priority": self.lowest_priority}
         for url in nested:
-            yield scrapy.Request(url, callback=self.parse_sitemap, meta=dict(lowest))
+            if (nested_request := self.link_request(url, self.parse_sitemap)) is not None:
+                yield nested_request
         for url, lastmod in pages:
-            meta = {**lowest, "lastmod": lastmod} if lastmod else dict(lowest)
-            yield scrapy.Request(url, callback=self.parse, errback=self.on_error, meta=meta)
+            request = self.link_request(url, meta={"lastmod": lastmod} if lastmod else None)
+            if request is not None:
+                yield request
         self.crawler.stats.inc_value("crawlproj/sitemaps/urls", len(pages))
 
     async def passed_checkpoint(self, item: PageItem, response: Response) -> bool:
@@ -258,10 +263,6 @@ class WebSpider(scrapy.Spider):
     @property
     def robots_token(self) -> str:
         return self.crawler.settings.get("ROBOTS_USER_AGENT") or "crawlproj"
-
-    @property
-    def lowest_priority(self) -> int:
-        return len(priority_weights(self.crawler.settings)) - 1
 
     def page_item(self, response: Response) -> PageItem:
         redirects = response.meta.get("redirect_urls") or []
