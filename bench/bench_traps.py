@@ -276,6 +276,8 @@ def before_checkout(args: argparse.Namespace) -> Iterator[Path]:
         yield tree
     finally:
         subprocess.run([*git, "remove", "--force", str(tree)], check=False)
+        with contextlib.suppress(OSError):
+            tree.parent.rmdir()  # the mkdtemp folder, empty once the worktree is gone
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
