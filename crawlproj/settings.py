@@ -116,13 +116,13 @@ URL_BLOCKLIST: list[str] = []
 URL_BLOCKLIST_REFRESH = 5.0
 
 # --- Crawl budget: the prioritizer, host budgets, trap feedback (extensions/admission/) -------
-# A URL's score (0..100) picks its front queue and its lane in the IP's back queue (bucket 0
-# = the best 100/n points): within an IP the best-scored URL goes first. Local half:
+# A URL's score (0..100) picks its front queue (one of FRONTIER_PRIORITY_WEIGHTS) and its
+# lane in the IP's back queue (of PRIORITY_LANES): within an IP the best-scored URL goes first.
+PRIORITY_LANES = 10
+# Seed, sitemap and parentless-link scores; a link's share of its parent's (chains sink).
 PRIORITY_SEED_SCORE = 100.0
 PRIORITY_SITEMAP_SCORE = 85.0
-# A link whose parent's score is unknown (a resumed crawl's old records).
 PRIORITY_LINK_SCORE = 50.0
-# A link's share of its parent's score: long link chains sink.
 PRIORITY_INHERIT = 0.85
 # Points off per hop from a seed.
 PRIORITY_DEPTH_PENALTY = 1.0
@@ -132,11 +132,12 @@ PRIORITY_FACET_PENALTY = 10.0
 PRIORITY_FACET_PARAMS = ["color", "colour", "size", "sort", "sortby", "sort_by", "order", "orderby", "dir", "filter", "view", "layout", "price", "brand", "material", "style", "facet", "display", "limit", "per_page", "perpage", "show", "mode", "format", "sid", "session", "s"]  # fmt: skip  # noqa: E501
 # Points off a URL that adds a parameter to its parent's already filtered URL (a facet walk).
 PRIORITY_REFINE_PENALTY = 20.0
+# Points off a URL naming a date (a path ending in one, ?year=&month=): a calendar's page.
+PRIORITY_CALENDAR_PENALTY = 40.0
 # Shared half (admit script): points per doubling of the host's distinct referring hosts, capped.
 PRIORITY_HOST_WEIGHT = 5.0
 PRIORITY_HOST_BONUS_MAX = 20.0
-# Pages per host per crawl: base + per distinct referring host + per URL its sitemaps list
-# (0 base = no sized budget; FRONTIER_MAX_PAGES_PER_HOST stays a hard cap).
+# Pages per host: base (0 = none) + per referring host + per URL its sitemaps list.
 PRIORITY_HOST_BUDGET = 2000
 PRIORITY_HOST_BUDGET_PER_REFERRER = 200
 PRIORITY_HOST_BUDGET_PER_SITEMAP_URL = 1.0
@@ -144,9 +145,8 @@ PRIORITY_HOST_BUDGET_PER_SITEMAP_URL = 1.0
 PRIORITY_FACET_MAX = 2
 # Trap feedback per host + URL pattern: patterns kept per host (then coarser ones).
 PRIORITY_PATTERNS_PER_HOST = 256
-# Outcomes a pattern's duplicate/soft-404 share is averaged over (exponential decay).
+# Pattern outcomes averaged (decay), judged after; bad shares that demote, that close it.
 PRIORITY_TRAP_WINDOW = 20.0
-# Outcomes before a pattern is judged; bad shares that demote it and that close it.
 PRIORITY_TRAP_MIN_PAGES = 4
 PRIORITY_TRAP_DEMOTE_SHARE = 0.5
 PRIORITY_TRAP_CLOSE_SHARE = 0.8

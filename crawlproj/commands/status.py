@@ -49,7 +49,7 @@ class Command(OperatorCommand):
         before = admin.counters().get("acked", 0)
         time.sleep(sample)
         now = time.time()
-        stats = admin.stats(frontier_config(self.settings).priorities, now)
+        stats = admin.stats(frontier_config(self.settings), now)
         oldest = stats.oldest_queued_at
         return {
             "crawl": admin.keys.crawl,
@@ -90,7 +90,7 @@ class Command(OperatorCommand):
     def _host(self, admin: FrontierAdmin, target: str) -> dict[str, Any]:
         assert self.settings is not None
         host = target.lower()
-        state = admin.ip_state(admin.ip_of(target), frontier_config(self.settings).priorities)
+        state = admin.ip_state(admin.ip_of(target), frontier_config(self.settings).lanes)
         counts = admin.host_counts(host)
         delay_sources = {"configured": frontier_config(self.settings).delay, **state.delays}
         return {

@@ -24,6 +24,7 @@ stamps them as the spider yields them; the parent's own score rides in its recor
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -53,6 +54,7 @@ class PriorityConfig:
     facet_penalty: float
     facet_params: tuple[str, ...]
     refine_penalty: float
+    calendar_penalty: float  # a URL naming a date: a calendar's page, one of endless
 
 
 PRIORITY = Table(
@@ -66,7 +68,14 @@ PRIORITY = Table(
     Setting("PRIORITY_FACET_PENALTY", "facet_penalty", float, at_least(0)),
     Setting("PRIORITY_FACET_PARAMS", "facet_params", STRINGS),
     Setting("PRIORITY_REFINE_PENALTY", "refine_penalty", float, at_least(0)),
+    Setting("PRIORITY_CALENDAR_PENALTY", "calendar_penalty", float, at_least(0)),
 )
+
+# A path that ends in a date (/2024/05, /2024/05/17/, /2024-05-17), or a query naming a
+# year with a month or day: what a calendar's next/previous links look like. A post under
+# a date (/2024/05/17/my-post) does not end in one.
+_DATE_PATH = re.compile(r"/(1[6-9]|2[0-9])\d\d([/-])(0?[1-9]|1[0-2])(\2(0?[1-9]|[12]\d|3[01]))?/?$")
+_DATE_NAMES = ({"year", "month"}, {"year", "day"}, {"y", "m"})
 
 
 def bucket(score: float, priorities: int) -> int:
@@ -107,6 +116,8 @@ class Prioritizer:
             base = c.link_score
         base -= c.depth_penalty * int(request.meta.get("depth", 0))
         base -= self.shape_penalty(canonical, parent[1] if parent else None)
+        if is_calendar(canonical):
+            base -= c.calendar_penalty
         return min(MAX_SCORE, max(0.0, base))
 
     @staticmethod
@@ -137,6 +148,14 @@ class Prioritizer:
         if parent_url and _refines(canonical, parent_url, names):
             penalty += c.refine_penalty
         return penalty
+
+
+def is_calendar(url: str) -> bool:
+    parts = urlsplit(url)
+    if _DATE_PATH.search(parts.path):
+        return True
+    names = {p.partition("=")[0].lower() for p in parts.query.split("&") if p}
+    return any(date <= names for date in _DATE_NAMES)
 
 
 def _refines(url: str, parent_url: str, names: set[str]) -> bool:

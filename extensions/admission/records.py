@@ -151,6 +151,13 @@ def record_text(raw: str | bytes) -> str:
     return text.removeprefix(RECRAWL_MARK)
 
 
+def front_entry_record(entry: str) -> str:
+    """The record of a front-queue entry, "ip|lane|record" (before lanes: "ip|record")."""
+    rest = entry.split("|", 1)[1]
+    lane, sep, record = rest.partition("|")
+    return record if sep and lane.isdigit() else rest
+
+
 # No URL pattern (dont_filter requests, operator tools): no trap feedback, no caps.
 NO_PATTERNS = ("", "", "", "", "")
 

@@ -6,8 +6,9 @@ A trap's pages are one template filled from the URL: "Nothing is scheduled for 5
 near-duplicate sketches tell them apart (dates, echoed queries; most are too short for
 a simhash), so trap feedback would count each as new content. The template digest
 drops what the URL explains: digit runs (and month and day names) become N, and every
-word that also occurs in the page's URL is removed. Two pages with one digest are one template; the second one
-is a duplicate for trap feedback (never for storage: its body is still kept).
+word that also occurs in the page's URL is removed. Two pages with one digest are one
+template; the second one is a duplicate for trap feedback (never for storage: its body
+is still kept).
 """
 
 from __future__ import annotations
@@ -19,11 +20,12 @@ from urllib.parse import unquote_plus, urlsplit
 _WORD = re.compile(r"\w+")
 _DIGITS = re.compile(r"\d+")
 # Dates are what a calendar's pages differ in: month and day names count as numbers.
-_DATE_WORDS = frozenset(
-    "january february march april may june july august september october november december "
-    "jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday "
-    "friday saturday sunday mon tue tues wed thu thur thurs fri sat sun".split()
+_DATE_TEXT = (
+    "january february march april may june july august september october november "
+    "december jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday "
+    "thursday friday saturday sunday mon tue tues wed thu thur thurs fri sat sun"
 )
+_DATE_WORDS = frozenset(_DATE_TEXT.split())
 # Fewer own words than this (but some): too little to tell a template from a page.
 MIN_TEMPLATE_WORDS = 3
 

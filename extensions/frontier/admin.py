@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from extensions.admission.budgets import pattern_state
 from extensions.admission.filters import compile_block_rules
-from extensions.admission.records import PROBE_MARK, record_text
+from extensions.admission.records import PROBE_MARK, front_entry_record, record_text
 from extensions.dns.cache import decode_shared
 from extensions.frontier.sharded import open_frontier
 from extensions.robots.verdicts import RobotsVerdict
@@ -275,7 +275,8 @@ class FrontierAdmin:
         """The crawl's counters: each shard's, summed."""
         return self._sum_hashes(self.keys.stats_keys())
 
-    def stats(self, priorities: int, now: float) -> FrontierStats:
+    def stats(self, config: FrontierConfig, now: float) -> FrontierStats:
+        priorities = config.priorities
         counters = self.counters()
         shards = self.keys.all()  # one read per shard: on a cluster, different slots
         paused_ips: dict[str, str] = {}
@@ -298,23 +299,23 @@ class FrontierAdmin:
             ips_ready=sum(int(self.client.zcount(r, "-inf", now)) for r in ready),
             ips_waiting=sum(int(self.client.zcount(r, f"({now}", "+inf")) for r in ready),
             hosts_waiting_for_dns=total(lambda s: self.client.zcard(s.key("pending_hosts"))),
-            oldest_queued_at=self._oldest_entry(priorities),
+            oldest_queued_at=self._oldest_entry(priorities, config.lanes),
             paused=any(self.client.exists(shard.key("paused")) for shard in shards),
             paused_ips=paused_ips,
             blocklist_rules=self.block_rule_count(),
             counters=counters,
         )
 
-    def _oldest_entry(self, priorities: int) -> float | None:
+    def _oldest_entry(self, priorities: int, lanes: int) -> float | None:
         heads: list[str] = []  # queued records: JSON with "t", the entry time
         sampled = max(1, SAMPLED_BACK_QUEUES // self.keys.count)
         for shard in self.keys.all():
             fronts = [self.client.lindex(shard.front_queue(p), 0) for p in range(priorities)]
-            heads += [as_str(h).split("|", 1)[1] for h in fronts if h]  # "ip|record"
+            heads += [front_entry_record(as_str(h)) for h in fronts if h]
             # With a count, SRANDMEMBER replies a list of members (never an int).
             ips = cast("list[bytes]", self.client.srandmember(shard.key("active"), sampled))
             for ip in ips or []:
-                for lane in range(priorities):
+                for lane in range(lanes):
                     head = self.client.lindex(shard.back_queue(as_str(ip), lane), 0)
                     if head:
                         heads.append(record_text(head).removeprefix(PROBE_MARK))
@@ -329,14 +330,14 @@ class FrontierAdmin:
             rates=self._sum_hashes([keys.recrawl_rates]),
         )
 
-    def ip_state(self, ip: str, priorities: int) -> IpState:
-        """`priorities`: the frontier's front queues, the lanes of an IP's back queue."""
+    def ip_state(self, ip: str, lanes: int) -> IpState:
+        """`lanes`: PRIORITY_LANES, the lanes of an IP's back queue."""
         shard = self.keys.for_ip(ip)
         state = _decoded(self.client.hgetall(shard.ip_state(ip)))
-        lanes = [int(self.client.llen(shard.back_queue(ip, lane))) for lane in range(priorities)]
+        queued = [int(self.client.llen(shard.back_queue(ip, lane))) for lane in range(lanes)]
         return IpState(
             ip=ip,
-            queued=sum(lanes),
+            queued=sum(queued),
             recrawl_queued=int(self.client.llen(shard.recrawl_queue(ip))),
             has_back_queue=bool(self.client.sismember(shard.key("active"), ip)),
             next_fetch_at=self.client.zscore(shard.key("ready"), ip),

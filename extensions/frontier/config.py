@@ -22,6 +22,7 @@ FRONTIER = Table(
     Setting("FRONTIER_DELAY", "delay", float, at_least(0)),
     Setting("FRONTIER_BACK_QUEUES", "back_queues", int, at_least(1)),
     Setting("FRONTIER_IP_CONCURRENCY", "ip_concurrency", int, at_least(1)),
+    Setting("PRIORITY_LANES", "lanes", int, at_least(1)),
     Setting("FRONTIER_BACKOFF_BASE", "backoff_base", float, above(0)),
     Setting("FRONTIER_BACKOFF_MAX", "backoff_max", float, at_least("FRONTIER_BACKOFF_BASE")),
     Setting("FRONTIER_QUARANTINE_AFTER", "quarantine_after", int, at_least(1)),

@@ -30,6 +30,7 @@ class FrontierConfig:
     back_queues: int  # IPs that hold a back queue at once
     ip_concurrency: int  # requests in flight per IP
     weights: tuple[int, ...]  # front queue weights, priority 0 first
+    lanes: int  # lanes of an IP's back queue (score buckets, the best first)
     lease_ttl: float  # a lease not acked within this is re-delivered
     backoff_base: float  # first 429/503 backoff without Retry-After, doubled per repeat
     backoff_max: float  # cap on any backoff, Retry-After included

@@ -247,6 +247,8 @@ def unpark(entry: bytes, host: str, ip: str) -> AdmitItem:
     """A parked entry ("priority|parked JSON") as the item to admit into the IP's shard.
     Entries parked before trap feedback have a bare pattern string ("pt"): no patterns."""
     priority, raw = entry.decode().split("|", 1)
+    if not raw.startswith("{"):
+        raw = raw.split("|", 1)[1]  # "priority|lane|parked": the lane is the IP shard's
     parked = json.loads(raw)
     patterns = parked.get("pt")
     return AdmitItem(

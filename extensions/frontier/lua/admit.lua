@@ -10,7 +10,7 @@
 local admitted, duplicate, parked, refused, recrawls = 0, 0, {}, {}, 0
 for _, it in ipairs(A.items) do
   local seen_key, ip, host, prio, rec = it[1], it[2], it[3], it[4], it[5]
-  local verdict, probe = nil, false
+  local verdict, probe, lane = nil, false, nil
   if seen_key ~= '' then
     count_referrer(host, it[12])
     if redis.call('SADD', K.seen, seen_key) == 0 then
@@ -18,13 +18,13 @@ for _, it in ipairs(A.items) do
     else
       local item = {host = host, pt = {it[6], it[7], it[8], it[9], it[10]}, prio = prio,
                     score = it[11], sitemap = it[13]}
-      verdict, prio, probe = charge(item)
+      verdict, prio, probe, lane = charge(item)
       -- Refused by trap feedback: URL-seen forgets it, so it may come back once the
       -- pattern reopens (budgets and caps are final for this crawl).
       if verdict == 'pattern_closed' then redis.call('SREM', K.seen, seen_key) end
     end
   elseif prio < 0 then
-    prio = bucket(it[11])
+    prio, lane = bucket(it[11]), bucket(it[11], CFG.lanes)
   end
   if verdict == 'duplicate' then
     duplicate = duplicate + 1
@@ -39,12 +39,12 @@ for _, it in ipairs(A.items) do
       stat('trap_probes')
     end
     if ip == '' then
-      redis.call('RPUSH', F.pending .. host, prio .. '|' .. rec)
+      redis.call('RPUSH', F.pending .. host, prio .. '|' .. (lane or '') .. '|' .. rec)
       if redis.call('ZADD', K.pending_hosts, 'NX', NOW, host) == 1 then
         parked[#parked + 1] = host
       end
     else
-      route(ip, prio, rec)
+      route(ip, prio, rec, lane)
     end
   end
 end

@@ -1,6 +1,6 @@
 -- include: util
 -- Back queues: each IP's records. Discovery records sit in one lane per score bucket
--- (lane 0 = the best), FIFO within a lane, and the IP's next discovery fetch is the
+-- (CFG.lanes of them, lane 0 = the best), FIFO within a lane, and the IP's next discovery fetch is the
 -- head of its best non-empty lane: within an IP the best-scored URL goes first
 -- (invariant 8) at the price of one list key per lane in use, not bytes per URL.
 -- Re-crawl records ("R|" + record) have their own back queue per IP, so the IP's
@@ -23,8 +23,14 @@ local function back_of(ip, rec, lane)
   return lane_key(ip, tonumber(lane) or 0)
 end
 
+-- The lane of a front queue's records when their score is not known (parked hosts,
+-- front-queue entries of a crawl queued before lanes): the lane its bucket starts at.
+local function lane_of_prio(prio)
+  return math.floor(tonumber(prio) * CFG.lanes / #CFG.weights)
+end
+
 local function pop_discovery(ip)
-  for lane = 0, #CFG.weights - 1 do
+  for lane = 0, CFG.lanes - 1 do
     local rec = redis.call('LPOP', lane_key(ip, lane))
     if rec then return rec end
   end
@@ -32,7 +38,7 @@ local function pop_discovery(ip)
 end
 
 local function has_discovery(ip)
-  for lane = 0, #CFG.weights - 1 do
+  for lane = 0, CFG.lanes - 1 do
     if redis.call('EXISTS', lane_key(ip, lane)) == 1 then return true end
   end
   return false

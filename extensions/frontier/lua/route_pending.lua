@@ -2,11 +2,20 @@
 -- A host's resolution finished: route its parked requests (A.ip set), retry
 -- later (A.retry_at), or drop them (A.drop) after repeated failures.
 local key = F.pending .. A.host
+
+-- "prio|lane|rec" ('' lane: an explicit priority's); parked before lanes: "prio|rec".
+local function parse_pending(entry)
+  local prio, rest = split_first(entry)
+  local lane, rec = string.match(rest, '^(%d*)|(.*)$')
+  if not lane then return prio, nil, rest end
+  return prio, tonumber(lane), rec
+end
+
 local moved = 0
 if A.ip and A.ip ~= '' then
   for _, entry in ipairs(redis.call('LRANGE', key, 0, -1)) do
-    local prio, rec = split_first(entry)
-    route(A.ip, prio, rec)
+    local prio, lane, rec = parse_pending(entry)
+    route(A.ip, prio, rec, lane)
     moved = moved + 1
   end
   redis.call('DEL', key)
@@ -15,7 +24,7 @@ if A.ip and A.ip ~= '' then
 elseif A.drop then
   local recrawls = 0
   for _, entry in ipairs(redis.call('LRANGE', key, 0, -1)) do
-    local _, rec = split_first(entry)
+    local _, _, rec = parse_pending(entry)
     if is_recrawl(rec) then recrawls = recrawls + 1 end
   end
   stat('recrawl_queued', -recrawls)

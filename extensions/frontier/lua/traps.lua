@@ -75,8 +75,9 @@ local function host_bonus(host)
   return math.min(T.host_bonus_max, T.host_weight * math.log(1 + refs) / math.log(2))
 end
 
-local function bucket(score)
-  local n = #CFG.weights
+-- Bucket of a score among n (front queues, or the lanes of an IP's back queue).
+local function bucket(score, n)
+  n = n or #CFG.weights
   local p = math.floor((100 - score) * n / 100)
   return math.max(0, math.min(n - 1, p))
 end
@@ -93,8 +94,8 @@ end
 
 -- Admission of a URL new to the crawl: the pattern's state (and, for a URL with a
 -- query, its path's: all query variants of one path together), caps and budgets.
--- Returns a refusal reason, or nil, the front queue (the score's bucket) and whether
--- the URL is a closed pattern's probe.
+-- Returns a refusal reason, or nil, the front queue (the score's bucket), whether the
+-- URL is a closed pattern's probe, and its lane.
 local function charge(it)
   local host, pt = it.host, it.pt
   local state, field, t = OPEN, nil, nil
@@ -122,11 +123,11 @@ local function charge(it)
     t[1] = t[1] + 1
     save_pattern(field, t)
   end
-  if probe then return nil, #CFG.weights - 1, true end  -- last
-  if it.prio >= 0 then return nil, it.prio, false end
+  if probe then return nil, #CFG.weights - 1, true, CFG.lanes - 1 end  -- last
+  if it.prio >= 0 then return nil, it.prio, false, nil end
   local score = it.score + host_bonus(host)
   if state == DEMOTED then score = score - T.demote_penalty end
-  return nil, bucket(score), false
+  return nil, bucket(score), false, bucket(score, CFG.lanes)
 end
 
 local BAD = {new = 0, duplicate = 1, soft_404 = 1, not_found = 1}

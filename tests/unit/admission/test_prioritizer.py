@@ -109,3 +109,21 @@ def test_coarse_and_host_wide_patterns() -> None:
         "h.test/blog/my-first-post",
     )
     assert url_patterns("http://h.test/blog/post").path_key == ""
+
+
+@pytest.mark.parametrize(
+    ("url", "calendar"),
+    [
+        ("http://h.test/archive/2024/01/05/", True),
+        ("http://h.test/calendar/2024/01", True),
+        ("http://h.test/events?year=2024&month=1", True),
+        ("http://h.test/d/2024-05-17", True),
+        ("http://h.test/2024/05/17/my-first-post", False),
+        ("http://h.test/page/2024", False),
+        ("http://h.test/shop/?page=3", False),
+    ],
+)
+def test_a_url_naming_a_date_costs_points(url: str, calendar: bool) -> None:
+    parent = {PARENT_META: (90, "http://h.test/"), "depth": 1}
+    plain = score("http://h.test/x", **parent) - PRIO.shape_penalty(url, None)
+    assert (plain - score(url, **parent) == pytest.approx(C.calendar_penalty)) is calendar

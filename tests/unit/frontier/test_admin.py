@@ -103,7 +103,7 @@ def test_pausing_the_crawl_stops_every_shard_until_resumed(admin: FrontierAdmin)
     assert admin.set_active(ALL, False).changed == admin.keys.count  # one switch per shard
     assert admin.set_active(ALL, False).changed == 0  # already paused
     assert lease(admin).leases == []
-    assert admin.stats(CONFIG.priorities, time.time()).paused is True
+    assert admin.stats(CONFIG, time.time()).paused is True
     assert admin.set_active(ALL, True).changed == admin.keys.count
     assert admin.set_active(ALL, True).changed == 0  # `scrapy resume` says: not paused
     assert leased_ips(lease(admin)) == IPS
@@ -114,9 +114,9 @@ def test_pausing_a_host_pauses_its_ip_only(admin: FrontierAdmin) -> None:
     paused = admin.set_active("A.test.", False)  # a host name stands for its pinned IP
     assert (paused.ip, paused.changed) == ("10.0.0.1", 1)
     assert leased_ips(lease(admin)) == IPS[1:]
-    stats = admin.stats(CONFIG.priorities, time.time())
+    stats = admin.stats(CONFIG, time.time())
     assert (stats.paused, stats.paused_ips) == (False, {"10.0.0.1": "A.test."})
-    assert admin.ip_state("10.0.0.1", CONFIG.priorities).paused is True
+    assert admin.ip_state("10.0.0.1", CONFIG.lanes).paused is True
     assert admin.set_active("10.0.0.1", True).changed == 1
     assert admin.set_active("10.0.0.1", True).changed == 0
     assert leased_ips(lease(admin, at=time.time() + 2)) == IPS[:1]
@@ -126,15 +126,15 @@ def test_a_delay_override_spaces_the_ips_next_fetch(admin: FrontierAdmin) -> Non
     admin.admit([item(IPS[1], n) for n in range(2)], CONFIG)
     assert admin.set_delay(IPS[1], 5.0).changed == 1
     assert admin.set_delay(IPS[1], 5.0).changed == 0
-    assert admin.ip_state(IPS[1], CONFIG.priorities).delays == {"override": 5.0}
+    assert admin.ip_state(IPS[1], CONFIG.lanes).delays == {"override": 5.0}
     now = time.time()
     ((lease_id, _),) = lease(admin, at=now).leases
     report(admin, [DownloadEvent("done", lease_id, now + 0.5, status=200)])
-    assert admin.ip_state(IPS[1], CONFIG.priorities).next_fetch_at == pytest.approx(now + 5.5)
+    assert admin.ip_state(IPS[1], CONFIG.lanes).next_fetch_at == pytest.approx(now + 5.5)
     assert lease(admin, at=now + 5.0).leases == []  # CONFIG.delay alone would allow it
     assert admin.set_delay(IPS[1], None).changed == 1
     assert admin.set_delay(IPS[1], None).changed == 0
-    assert admin.ip_state(IPS[1], CONFIG.priorities).delays == {}
+    assert admin.ip_state(IPS[1], CONFIG.lanes).delays == {}
     with pytest.raises(ValueError, match="> 0 seconds"):
         admin.set_delay(IPS[1], 0)
 
@@ -144,7 +144,7 @@ def test_block_until_moves_a_waiting_ip_and_never_shortens(admin: FrontierAdmin)
     now = time.time()
     assert admin.block_until(IPS[2], now + 100).changed == 1
     assert admin.block_until(IPS[2], now + 50).changed == 0  # a backoff is never cut short
-    state = admin.ip_state(IPS[2], CONFIG.priorities)
+    state = admin.ip_state(IPS[2], CONFIG.lanes)
     assert state.blocked_until == pytest.approx(now + 100)
     assert state.next_fetch_at == pytest.approx(now + 100)
     assert lease(admin, at=now + 99).leases == []
@@ -195,7 +195,7 @@ def test_block_rules_are_checked_added_and_removed_as_given(admin: FrontierAdmin
     assert admin.block_rules() == ["host:a.test", "re:/private/"]  # nothing of the bad call
     assert admin.unblock(["re:/private/", "host:never.test"]).changed == 1
     assert (admin.block_rules(), admin.block_rule_count()) == (["host:a.test"], 1)
-    assert admin.stats(CONFIG.priorities, time.time()).blocklist_rules == 1
+    assert admin.stats(CONFIG, time.time()).blocklist_rules == 1
 
 
 def test_stats_size_in_process_completed(admin: FrontierAdmin) -> None:
@@ -206,7 +206,7 @@ def test_stats_size_in_process_completed(admin: FrontierAdmin) -> None:
     host = host_of_ip(leases[0][0].rsplit("#", 1)[0])
     report(admin, [DownloadEvent("done", leases[0][0], now, status=200, host=host)])
     report(admin, [DownloadEvent("ack", leases[0][0], now)])
-    stats = admin.stats(CONFIG.priorities, now + 0.5)
+    stats = admin.stats(CONFIG, now + 0.5)
     assert (stats.size, stats.in_process, stats.completed) == (7, 2, 1)  # 7: the parked URL too
     assert sum(stats.front_queues) == 0 and stats.ips_with_back_queue == 3
     assert (stats.ips_ready, stats.ips_waiting) == (0, 1)  # the acked IP waits its delay

@@ -193,19 +193,27 @@ def test_host_budget_grows_with_referring_hosts(make: MakeFrontier) -> None:
 
 
 def test_referring_hosts_raise_a_hosts_urls_into_a_better_lane(make: MakeFrontier) -> None:
-    async def go() -> tuple[int, int]:
+    async def go() -> dict[str, int]:
         frontier = make(host_weight=10, host_bonus_max=20)
-        front = frontier.keys.back_queue
         await frontier.admit([item("http://plain.test/x", 55, host="plain.test")])
         refs = [seen_key(f"ref r{n}.test {HOST}") for n in range(3)]
         await frontier.admit(
             [item(f"http://{HOST}/y{n}", 55, referrer=r) for n, r in enumerate(refs)]
         )
-        lane1 = await frontier.redis.llen(front(IP, 1))  # 55 + 10 x log2(4) = 75: lane 1
-        lane2 = await frontier.redis.llen(front(IP, 2))  # plain.test, 55 + 0: lane 2
-        return lane1, lane2
+        lanes = {}
+        for lane in range(frontier.config.lanes):
+            for record in await frontier.redis.lrange(frontier.keys.back_queue(IP, lane), 0, -1):
+                lanes[record.decode()[6:-2]] = lane
+        return lanes
 
-    assert run(go()) == (3, 1)  # one referrer is enough for +10
+    lanes = run(go())
+    # 55 + 10 x log2(1 + referring hosts): 65, 70.8, 75 against plain.test's 55.
+    assert lanes == {
+        "http://plain.test/x": 4,
+        f"http://{HOST}/y0": 3,
+        f"http://{HOST}/y1": 2,
+        f"http://{HOST}/y2": 2,
+    }
 
 
 def test_patterns_per_host_are_bounded(make: MakeFrontier) -> None:
