@@ -51,7 +51,7 @@ from crawlproj.items import PageItem
 from crawlproj.pipelines.recrawl import PREV_STATE_META
 from extensions.admission.filters import host_of
 from extensions.admission.noise import SEPARATOR as NOISE_SEPARATOR
-from extensions.admission.noise import differing_params, noise_config
+from extensions.admission.noise import differing_params, noise_config, noise_learned
 from extensions.config import Setting, Table, between, read
 from extensions.content.fingerprint import TextSignature, content_hash, hamming, signature
 from extensions.content.main_text import page_text
@@ -157,6 +157,8 @@ class Verdict:
     resemblance: float | None = None
     # The first page with this one's template (trap feedback counts it as a duplicate).
     template_of: str | None = None
+    # (host, parameter) pairs this page made noise (admission/noise.py).
+    noise: tuple[tuple[str, str], ...] = ()
 
 
 # Response meta the spider reads for the page's outcome (crawlproj/spiders/web.py).
@@ -250,6 +252,8 @@ class ContentDedupPipeline:
         self.stats.inc_value(f"content/text/{sig.text_source}")
         if verdict.template_of:
             response.meta[TEMPLATE_COPY_META] = verdict.template_of
+        for host, name in verdict.noise:  # on the reactor: signals are not thread-safe
+            self.crawler.signals.send_catch_log(noise_learned, host=host, name=name)
             self.stats.inc_value("content/template_copy")
         return item
 
@@ -274,28 +278,32 @@ class ContentDedupPipeline:
         # Template copies differ in words their URL supplies (a year, a query): those
         # parameters matter. Only a real duplicate shows a parameter to be noise.
         if verdict.duplicate_of and self.noise_after:
-            self._learn_noise(url, verdict.duplicate_of)
+            learned = self._learn_noise(url, verdict.duplicate_of)
+            verdict = dataclasses.replace(verdict, noise=learned)
         return sig, verdict
 
-    def _learn_noise(self, url: str, original: str) -> None:
+    def _learn_noise(self, url: str, original: str) -> tuple[tuple[str, str], ...]:
         """A duplicate under another value of a parameter counts against that parameter;
         PRIORITY_NOISE_AFTER of them make it the host's noise (admission/noise.py)."""
         names = differing_params(url, original)
         if not names or self.index is None:
-            return
+            return ()
         counts, learned = self.noise_keys
         host = host_of(url)
+        found: list[tuple[str, str]] = []
         try:
             for name in names:
                 member = f"{host}{NOISE_SEPARATOR}{name}"
                 if self.redis.hincrby(counts, member, 1) == self.noise_after:
                     self.redis.sadd(learned, member)
+                    found.append((host, name))
                     self.stats.inc_value("content/noise_params_learned")
                     logger.info(
                         "Learned noise parameter %r of %s (duplicates differ in it)", name, host
                     )
         except RedisError:
-            return  # feedback only
+            pass  # feedback only
+        return tuple(found)
 
     def _template_first(self, sig: Signature, url: str) -> str | None:
         """The first page with this page's template (shared: first writer wins)."""

@@ -65,6 +65,11 @@ class BlocklistRefresh:
             patterns = (self.admission.closed_patterns | set(closed or [])) - set(reopened or [])
             self.admission.closed_patterns = frozenset(patterns)
 
+    def noise_learned(self, host: str, name: str) -> None:
+        """This process learned a noise parameter: in force before the next read."""
+        names = self.admission.noise.get(host, frozenset()) | {name}
+        self.admission.noise = {**self.admission.noise, host: names}
+
     async def refresh_if_due(self) -> None:
         if self.clock() >= self._due_at:
             await self.refresh()

@@ -40,6 +40,9 @@ def noise_config(settings: BaseSettings) -> NoiseConfig:
 
 # A learned set: "<host> <parameter>" members (G:noise_params).
 SEPARATOR = " "
+# Scrapy signal (host=, name=): this process learned a noise parameter. The scheduler
+# drops it at once instead of at its next read of G:noise_params.
+noise_learned = object()
 
 
 def _pairs(query: str) -> list[tuple[str, str]]:

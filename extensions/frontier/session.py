@@ -21,6 +21,7 @@ from extensions.admission.canonical import (
     Canonicalizer,
 )
 from extensions.admission.filters import compile_block_rules
+from extensions.admission.noise import noise_learned
 from extensions.admission.prioritizer import Prioritizer
 from extensions.admission.seen import UrlSeen
 from extensions.dns.cache import DnsSettings, HostResolver
@@ -177,6 +178,7 @@ class FrontierSession:
             closed_keys=opened.closed_keys,
             noise_key=opened.noise_key,
         )
+        opened.engine.crawler.signals.connect(self.blocklist.noise_learned, noise_learned)
         self.dispatch = self._dispatch(setup, opened)
         self.leasing = self._lease_loop(setup, opened)
 
