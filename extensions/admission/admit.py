@@ -18,7 +18,7 @@ from extensions.admission.filters import (
     host_of,
 )
 from extensions.admission.noise import strip_params
-from extensions.admission.patterns import url_patterns
+from extensions.admission.patterns import UrlParts, split_url, url_patterns
 from extensions.admission.prioritizer import PARENT_META, Prioritizer
 from extensions.admission.records import NO_PATTERNS, AdmitItem, encode_request, mark_recrawl
 from extensions.config import STRINGS, Setting, Table, at_least, read
@@ -88,7 +88,7 @@ class Admission:
         explicit = request.meta.get("frontier_priority")
         return -1 if explicit is None else min(max(int(explicit), 0), self.priorities - 1)
 
-    def score_of(self, request: Request, canonical: str) -> float:
+    def score_of(self, request: Request, canonical: str | UrlParts) -> float:
         """The prioritizer's score; Scrapy's own priority moves it 5 points per unit
         (REDIRECT_PRIORITY_ADJUST +2, RETRY_PRIORITY_ADJUST -1, a spider's priority=)."""
         score = self.prioritizer.score(request, canonical) + 5 * request.priority
@@ -102,9 +102,9 @@ class Admission:
         path = "p|" + p.path_key if p.path_key else ""
         return not self.closed_patterns.isdisjoint((p.fine, p.coarse, path))
 
-    def _pattern_fields(self, canonical: str) -> tuple[str, str, str, str, str]:
-        p = url_patterns(canonical)
-        facet = p.path_key if self.prioritizer.faceted(canonical) else ""
+    def _pattern_fields(self, parts: UrlParts) -> tuple[str, str, str, str, str]:
+        p = url_patterns(parts)
+        facet = p.path_key if self.prioritizer.faceted(parts) else ""
         return (p.fine, p.coarse, p.host_wide, p.path_key, facet)
 
     def item(self, request: Request, spider: Spider) -> AdmitItem:
@@ -119,12 +119,13 @@ class Admission:
             raise Rejected("blocked")
         if self.robots is not None and not self.robots.admits(canonical):
             raise Rejected("robots_forbidden")
-        host = host_of(canonical)
+        parts = split_url(canonical)
+        host = parts.host
         try:
             ip = self.resolver.cached(host) or ""
         except AddressRefused as exc:
             raise Rejected(f"address/{exc.reason}") from None
-        score = self.score_of(request, canonical)
+        score = self.score_of(request, parts)
         record = encode_request(
             request, spider, keep_referer=self.keep_referer, url=canonical, score=score
         )
@@ -135,7 +136,7 @@ class Admission:
             host=host,
             priority=self.priority_of(request),
             record=mark_recrawl(record, bool(request.meta.get("recrawl"))),
-            patterns=self._pattern_fields(canonical) if filtered else NO_PATTERNS,
+            patterns=self._pattern_fields(parts) if filtered else NO_PATTERNS,
             score=score,
             referrer=_referrer_key(request, host),
             sitemap=request.meta.get("frontier_source") == "sitemap",

@@ -70,11 +70,28 @@ def query_names(query: str) -> list[str]:
     return sorted(_DIGITS.sub("<N>", name) for name in names)
 
 
-def url_patterns(url: str) -> UrlPatterns:
-    """The patterns of a canonical URL; a URL without a path counts under the host's "/"."""
+@dataclass(frozen=True, slots=True)
+class UrlParts:
+    """A canonical URL split once for admission (patterns, prioritizer)."""
+
+    host: str
+    path: str  # "/" when the URL has none
+    query: str
+    names: frozenset[str]  # its parameter names, lower-cased
+
+
+def split_url(url: str) -> UrlParts:
     host = host_of(url)
     match = _URL_RE.match(url)
     path, query = (match.group(1) or "/", match.group(2) or "") if match else ("/", "")
+    names = frozenset(p.partition("=")[0].lower() for p in query.split("&") if p)
+    return UrlParts(host, path, query, names)
+
+
+def url_patterns(url: str | UrlParts) -> UrlPatterns:
+    """The patterns of a canonical URL; a URL without a path counts under the host's "/"."""
+    parts = split_url(url) if isinstance(url, str) else url
+    host, path, query = parts.host, parts.path, parts.query
     template = path_template(path)
     suffix = "?" + "&".join(query_names(query)) if query else ""
     first = template.split("/", 2)[1] if template.count("/") >= 1 else ""

@@ -27,8 +27,8 @@ import math
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
 
+from extensions.admission.patterns import UrlParts, split_url
 from extensions.config import STRINGS, Setting, Table, at_least, between, read
 
 if TYPE_CHECKING:
@@ -96,7 +96,7 @@ class Prioritizer:
         """ValueError names the bad setting."""
         return cls(read(PRIORITY, settings))
 
-    def score(self, request: Request, canonical: str) -> float:
+    def score(self, request: Request, canonical: str | UrlParts) -> float:
         """0..100: source and parent, minus depth and shape penalties."""
         c = self.config
         own = request.meta.get(SCORE_META)
@@ -114,9 +114,10 @@ class Prioritizer:
             base = parent_score * c.inherit
         else:
             base = c.link_score
+        parts = split_url(canonical) if isinstance(canonical, str) else canonical
         base -= c.depth_penalty * int(request.meta.get("depth", 0))
-        base -= self.shape_penalty(canonical, parent[1] if parent else None)
-        if is_calendar(canonical):
+        base -= self.shape_penalty(parts, parent[1] if parent else None)
+        if is_calendar(parts):
             base -= c.calendar_penalty
         return min(MAX_SCORE, max(0.0, base))
 
@@ -129,38 +130,34 @@ class Prioritizer:
             return "recrawl"
         return "link" if request.meta.get("depth", 0) else "seed"
 
-    def faceted(self, canonical: str) -> bool:
+    def faceted(self, parts: UrlParts) -> bool:
         """A query parameter named like a facet/sort/session (the facet cap counts it)."""
-        query = urlsplit(canonical).query
-        names = {part.partition("=")[0].lower() for part in query.split("&") if part}
-        return not names.isdisjoint(self._facets)
+        return not parts.names.isdisjoint(self._facets)
 
-    def shape_penalty(self, canonical: str, parent_url: str | None) -> float:
+    def shape_penalty(self, url: str | UrlParts, parent_url: str | None) -> float:
         """Per query parameter, more per facet/sort/session name, more again when the
         URL only adds a filter to its parent's already filtered URL (a facet walk)."""
-        query = urlsplit(canonical).query
-        if not query:
+        parts = split_url(url) if isinstance(url, str) else url
+        if not parts.query:
             return 0.0
         c = self.config
-        names = {part.partition("=")[0].lower() for part in query.split("&") if part}
+        names = parts.names
         penalty = c.param_penalty * len(names)
         penalty += c.facet_penalty * len(names & self._facets)
-        if parent_url and _refines(canonical, parent_url, names):
+        if parent_url and _refines(parts, parent_url):
             penalty += c.refine_penalty
         return penalty
 
 
-def is_calendar(url: str) -> bool:
-    parts = urlsplit(url)
+def is_calendar(url: str | UrlParts) -> bool:
+    parts = split_url(url) if isinstance(url, str) else url
     if _DATE_PATH.search(parts.path):
         return True
-    names = {p.partition("=")[0].lower() for p in parts.query.split("&") if p}
-    return any(date <= names for date in _DATE_NAMES)
+    return any(date <= parts.names for date in _DATE_NAMES)
 
 
-def _refines(url: str, parent_url: str, names: set[str]) -> bool:
-    parent = urlsplit(parent_url)
-    if not parent.query or parent.path != urlsplit(url).path:
+def _refines(parts: UrlParts, parent_url: str) -> bool:
+    if "?" not in parent_url:
         return False
-    parent_names = {p.partition("=")[0].lower() for p in parent.query.split("&") if p}
-    return len(names) > len(parent_names)
+    parent = split_url(parent_url)
+    return parent.path == parts.path and len(parts.names) > len(parent.names)
