@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 
 from scrapy.http import TextResponse
 
+from crawlproj.links import SkippedLink, base_url, page_selector, resolve_href
+
 if TYPE_CHECKING:
     from scrapy.http import Response
 
@@ -72,19 +74,27 @@ def page_directives(response: Response, token: str) -> PageDirectives:
 def _from_html(
     response: TextResponse, token: str, noindex: bool, nofollow: bool
 ) -> tuple[bool, bool, str | None]:
-    for meta in response.xpath("//meta[@name][@content]"):
+    selector = page_selector(response)  # a bad <base href> must not cost the page
+    for meta in selector.xpath("//meta[@name][@content]"):
         name = (meta.attrib.get("name") or "").strip().lower()
         if name in ("robots", token):
             words = [w.strip().lower() for w in meta.attrib["content"].split(",")]
             noindex, nofollow = _apply(words, noindex, nofollow)
-    href = response.xpath("//link[translate(@rel, 'CANONIAL', 'canonial')='canonical']/@href").get()
-    canonical = response.urljoin(href.strip()) if href and href.strip() else None
-    return noindex, nofollow, canonical
+    href = selector.xpath("//link[translate(@rel, 'CANONIAL', 'canonial')='canonical']/@href").get()
+    return noindex, nofollow, _joined(base_url(response), href or "")
+
+
+def _joined(base: str, href: str) -> str | None:
+    """An absolute canonical URL, None for an empty or unusable one."""
+    try:
+        return resolve_href(base, href) or None
+    except SkippedLink:
+        return None
 
 
 def _canonical_from_header(response: Response) -> str | None:
     for raw in response.headers.getlist(b"Link"):
         match = _LINK_CANONICAL.search(raw.decode("latin-1"))
-        if match:
-            return response.urljoin(match.group(1).strip())
+        if match:  # RFC 8288: relative to the response's URL, not to a <base href>
+            return _joined(response.url, match.group(1).strip())
     return None

@@ -69,14 +69,17 @@ def extract_links(response: TextResponse, stats: Stats | None = None) -> list[st
 
 
 def _hrefs(response: TextResponse) -> list[str]:
-    selector: parsel.Selector
+    return page_selector(response).xpath(_LINK_XPATH).getall()
+
+
+def page_selector(response: TextResponse) -> parsel.Selector:
+    """The page's selector, also for a page whose <base href> does not parse."""
     try:
-        selector = response.selector
+        return response.selector
     except ValueError:
         # Scrapy's Selector joins the <base href> when it is built (w3lib raises on a
         # bad one) even with base_url given; parsel's own Selector does not.
-        selector = parsel.Selector(text=response.text, type="html", base_url=response.url)
-    return selector.xpath(_LINK_XPATH).getall()
+        return parsel.Selector(text=response.text, type="html", base_url=response.url)
 
 
 def base_url(response: TextResponse) -> str:

@@ -60,3 +60,21 @@ def test_non_html_responses_use_headers_only() -> None:
         URL, body=b"%PDF", headers={"X-Robots-Tag": "noindex"}, request=Request(URL)
     )
     assert page_directives(response, "crawlproj").noindex is True
+
+
+def test_a_bad_base_href_costs_neither_the_directives_nor_the_links() -> None:
+    """w3lib raises on an unparsable <base href>; the page is read against its own URL."""
+    from crawlproj.spiders.web import follow_links, parse_page
+
+    head = (
+        '<base href="http://[::1"><link rel="canonical" href="/c">'
+        '<meta name="robots" content="noindex">'
+    )
+    response = HtmlResponse(
+        "http://h.test/p",
+        body=f"<html><head>{head}</head><body><a href='/a'>a</a></body></html>".encode(),
+        request=Request("http://h.test/p"),
+    )
+    assert page_directives(response, "crawlproj") == PageDirectives(True, False, "http://h.test/c")
+    page = parse_page(response, "crawlproj")
+    assert follow_links(page, response) == ["http://h.test/a"]
