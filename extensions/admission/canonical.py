@@ -27,7 +27,6 @@ from extensions.admission.filters import (
     UrlFilter,
     compile_block_rules,
     host_of,
-    trap_pattern,
 )
 
 __all__ = [
@@ -40,7 +39,6 @@ __all__ = [
     "canonicalize",
     "compile_block_rules",
     "host_of",
-    "trap_pattern",
 ]
 
 # Names are matched case-insensitively; a trailing "*" makes a prefix match.

@@ -1,7 +1,7 @@
-"""Pure URL filters: scheme/length/depth/query/repetition/extension checks, trap keys, block rules.
+"""Pure URL filters: scheme/length/depth/query/repetition/extension checks, block rules.
 
-Per-host budgets, per-pattern counters and the live blocklist need shared state (Redis)
-and live elsewhere; this module only computes reasons and keys. URLs are expected to be
+Per-host budgets, URL patterns (patterns.py) and the live blocklist need shared state
+(Redis) and live elsewhere; this module only computes reasons. URLs are expected to be
 canonical (see :mod:`extensions.admission.canonical`); nothing here fails on others.
 """
 
@@ -13,16 +13,10 @@ from collections.abc import Iterable
 
 from extensions.fetch.content_type import robots_or_sitemap_path
 
-__all__ = ["BlockRules", "UrlFilter", "compile_block_rules", "host_of", "trap_pattern"]
+__all__ = ["BlockRules", "UrlFilter", "compile_block_rules", "host_of"]
 
 # scheme, authority, path, query of an absolute URL (fragment ignored).
 _URL_RE = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*)://([^/?#]*)([^?#]*)(?:\?([^#]*))?")
-_DIGITS = re.compile(r"[0-9]+")
-# Long hex runs (hashes, UUID parts, session tokens) vary per URL like numbers do.
-# Needs a digit and a letter a-f, so long dates like 2024-01-05-12-30-45 stay <N>-<N>-...
-_HEX_TOKEN = re.compile(
-    r"(?<![0-9A-Za-z])(?=[0-9a-fA-F-]*[0-9])(?=[0-9a-fA-F-]*[a-fA-F])[0-9a-fA-F-]{16,}(?![0-9A-Za-z])"
-)
 
 
 def host_of(url: str) -> str:
@@ -37,20 +31,6 @@ def host_of(url: str) -> str:
     if hostport.startswith("["):
         return hostport[: hostport.find("]") + 1].lower()
     return hostport.partition(":")[0].lower().rstrip(".")
-
-
-def trap_pattern(url: str) -> str:
-    """The numeric "shape" of ``url``, used as a per-host counter key to cap crawler traps.
-
-    ``http://h/calendar/2024/01?page=3`` -> ``http://h/calendar/<N>/<N>?page=<N>``. Scheme
-    and host are kept verbatim (a numeric IP host stays distinct); long hex tokens become
-    ``<H>`` before digit runs become ``<N>``.
-    """
-    match = _URL_RE.match(url)
-    if match is None:
-        return _DIGITS.sub("<N>", _HEX_TOKEN.sub("<H>", url))
-    head, tail = url[: match.end(2)], url[match.end(2) :]
-    return head + _DIGITS.sub("<N>", _HEX_TOKEN.sub("<H>", tail))
 
 
 class UrlFilter:

@@ -13,7 +13,7 @@ from extensions.admission.canonical import (
     base_href,
     canonicalize,
 )
-from extensions.admission.filters import UrlFilter, compile_block_rules, host_of, trap_pattern
+from extensions.admission.filters import UrlFilter, compile_block_rules, host_of
 
 PAGE = "http://example.com/dir/page.html?x=1"
 
@@ -237,24 +237,6 @@ def test_url_filter_configured() -> None:
     assert url_filter.check("https://e.com/", 1000) is None
     assert url_filter.check("https://e.com/?a=1&b=2", 0) == "query_params"
     assert url_filter.check("https://e.com/a/a/a/a/a", 0) is None
-
-
-@pytest.mark.parametrize(
-    ("url", "pattern"),
-    [
-        ("http://h/calendar/2024/01?page=3", "http://h/calendar/<N>/<N>?page=<N>"),
-        ("http://h/calendar/2024/02?page=10", "http://h/calendar/<N>/<N>?page=<N>"),
-        ("http://h/events/2024-01-05/list", "http://h/events/<N>-<N>-<N>/list"),
-        ("http://10.0.0.1:8080/p/7", "http://10.0.0.1:8080/p/<N>"),
-        (
-            "http://h/s/550e8400-e29b-41d4-a716-446655440000/x",
-            "http://h/s/<H>/x",
-        ),
-        ("http://h/about", "http://h/about"),
-    ],
-)
-def test_trap_pattern(url: str, pattern: str) -> None:
-    assert trap_pattern(url) == pattern
 
 
 @pytest.mark.parametrize(
