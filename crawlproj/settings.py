@@ -147,7 +147,7 @@ PRIORITY_FACET_MAX = 2
 PRIORITY_PATTERNS_PER_HOST = 256
 # Pattern outcomes averaged (decay), judged after; bad shares that demote, that close it.
 PRIORITY_TRAP_WINDOW = 20.0
-PRIORITY_TRAP_MIN_PAGES = 4
+PRIORITY_TRAP_MIN_PAGES = 3
 PRIORITY_TRAP_DEMOTE_SHARE = 0.5
 PRIORITY_TRAP_CLOSE_SHARE = 0.8
 # Points off a demoted pattern's new URLs; a closed one still admits one URL in this many
@@ -156,7 +156,7 @@ PRIORITY_DEMOTE_PENALTY = 30.0
 PRIORITY_TRAP_PROBE_EVERY = 50
 PRIORITY_TRAP_REOPEN_AFTER = 3
 # Duplicates differing only in one query parameter before the host's URLs drop it (0 = off).
-PRIORITY_NOISE_AFTER = 3
+PRIORITY_NOISE_AFTER = 2
 
 # --- URL-seen (Bloom filter per worker in front of the exact set in Redis) ------------------
 # Bloom bits per URL key: false-positive rate 6.7e-5 at 20, 8.2e-3 at 10.
