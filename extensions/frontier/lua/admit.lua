@@ -4,8 +4,8 @@
 -- unresolved hosts park their requests in a pending list.
 -- A.items: list of {seen_key ('' = dont_filter), ip ('' = unresolved), host, prio (-1 =
 -- the score's bucket), rec, fine, coarse, host-wide pattern, path key (query URLs),
--- facet key (faceted URLs), score, referrer pair key, sitemap (0/1)} (AdmitItem.lua). Retries and redirects (seen_key '') bypass
--- URL-seen and budgets.
+-- facet key (faceted URLs), score, referrer pair key, sitemap (0/1)} (AdmitItem.lua).
+-- Retries and redirects (seen_key '') bypass URL-seen and budgets.
 
 local admitted, duplicate, parked, refused, recrawls = 0, 0, {}, {}, 0
 for _, it in ipairs(A.items) do

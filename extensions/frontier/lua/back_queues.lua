@@ -1,8 +1,9 @@
 -- include: util
 -- Back queues: each IP's records. Discovery records sit in one lane per score bucket
--- (CFG.lanes of them, lane 0 = the best), FIFO within a lane, and the IP's next discovery fetch is the
--- head of its best non-empty lane: within an IP the best-scored URL goes first
--- (invariant 8) at the price of one list key per lane in use, not bytes per URL.
+-- (CFG.lanes of them, lane 0 = the best), FIFO within a lane, and the IP's next
+-- discovery fetch is the head of its best non-empty lane: within an IP the best-scored
+-- URL goes first (invariant 8) at the price of one list key per lane in use, not bytes
+-- per URL.
 -- Re-crawl records ("R|" + record) have their own back queue per IP, so the IP's
 -- fetches can be split between them (pop_back). "P|" marks a closed pattern's probe.
 -- Keys: F.bq .. ip (lane 0), F.bq .. ip .. '/' .. lane, F.rq .. ip (LPUSH, LPOP, LLEN);

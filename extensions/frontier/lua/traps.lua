@@ -2,7 +2,8 @@
 -- Crawl budget in the admit and report scripts (extensions/admission/budgets.py): URL
 -- patterns and their trap feedback, the facet cap, the sized host budget, host importance.
 -- Keys: K.patterns (pattern -> "admitted,n,bad,fresh,state,probes,count"; "p|<path>" ->
--- the same for all query variants of a path; "q|<path>" -> faceted variants admitted), K.trap_hosts (host -> pattern fields held), K.closed_patterns (set),
+-- the same for all query variants of a path; "q|<path>" -> faceted variants admitted),
+-- K.trap_hosts (host -> pattern fields held), K.closed_patterns (set),
 -- K.host_pages (host -> URLs admitted), K.host_info ("<host>|r" referring hosts,
 -- "<host>|s" sitemap URLs), K.seen (referrer pair keys), K.host_stats (page outcomes).
 local T = CFG.traps
@@ -26,23 +27,23 @@ local function save_pattern(field, t)
     t[1], t[2], t[3], t[4], t[5], t[6], t[7]))
 end
 
--- The finest of the URL's patterns its host has room for (PRIORITY_PATTERNS_PER_HOST
--- fine ones, as many coarse ones again, then the host's catch-all). `create` charges
--- the host for a new field; reports pass false and get nil for a pattern never admitted.
+-- The finest of the URL's patterns that exists or, with `create`, that its host has
+-- room for (PRIORITY_PATTERNS_PER_HOST fine ones, as many coarse ones again, then the
+-- host's catch-all), and whether it is new: whoever writes a new field charges the host
+-- (held_by), so a refused URL costs no room. Reports get nil for a pattern never admitted.
 local function resolve(host, pt, create)
-  if redis.call('HEXISTS', K.patterns, pt[1]) == 1 then return pt[1] end
+  if redis.call('HEXISTS', K.patterns, pt[1]) == 1 then return pt[1], false end
   local held = num(redis.call('HGET', K.trap_hosts, host), 0)
-  if create and held < T.patterns_per_host then
-    redis.call('HINCRBY', K.trap_hosts, host, 1)
-    return pt[1]
-  end
-  if redis.call('HEXISTS', K.patterns, pt[2]) == 1 then return pt[2] end
-  if create and held < 2 * T.patterns_per_host then
-    redis.call('HINCRBY', K.trap_hosts, host, 1)
-    return pt[2]
-  end
-  if create or redis.call('HEXISTS', K.patterns, pt[3]) == 1 then return pt[3] end
-  return nil
+  if create and held < T.patterns_per_host then return pt[1], true end
+  if redis.call('HEXISTS', K.patterns, pt[2]) == 1 then return pt[2], false end
+  if create and held < 2 * T.patterns_per_host then return pt[2], true end
+  if redis.call('HEXISTS', K.patterns, pt[3]) == 1 then return pt[3], false end
+  if create then return pt[3], true end
+  return nil, false
+end
+
+local function held_by(host)
+  redis.call('HINCRBY', K.trap_hosts, host, 1)
 end
 
 -- Distinct faceted variants of one path (facet/sort/session-named parameters in any
@@ -51,7 +52,7 @@ local function over_facet_cap(host, facet_key)
   if T.facet_max <= 0 or facet_key == '' then return false end
   local field = 'q|' .. facet_key
   local n = redis.call('HINCRBY', K.patterns, field, 1)
-  if n == 1 then redis.call('HINCRBY', K.trap_hosts, host, 1) end
+  if n == 1 then held_by(host) end
   return n > T.facet_max
 end
 
@@ -59,7 +60,8 @@ local function host_budget(host)
   if T.host_budget <= 0 then return 0 end
   local refs = num(redis.call('HGET', K.host_info, host .. '|r'), 0)
   local listed = num(redis.call('HGET', K.host_info, host .. '|s'), 0)
-  return T.host_budget + T.budget_per_referrer * refs + math.floor(T.budget_per_sitemap_url * listed)
+  local by_sitemap = math.floor(T.budget_per_sitemap_url * listed)
+  return T.host_budget + T.budget_per_referrer * refs + by_sitemap
 end
 
 -- A link from another host counts once per (referring host, host) pair: the pair's key
@@ -98,10 +100,10 @@ end
 -- URL is a closed pattern's probe, and its lane.
 local function charge(it)
   local host, pt = it.host, it.pt
-  local state, field, t = OPEN, nil, nil
+  local state, field, t, new = OPEN, nil, nil, false
   local probe = false
   if pt[1] ~= '' then
-    field = resolve(host, pt, true)
+    field, new = resolve(host, pt, true)
     local verdict, path_t = nil, nil
     verdict, t = gate(field)
     if verdict == nil and pt[4] ~= '' then verdict, path_t = gate('p|' .. pt[4]) end
@@ -120,6 +122,7 @@ local function charge(it)
   end
   if it.sitemap == 1 then redis.call('HINCRBY', K.host_info, host .. '|s', 1) end
   if field then
+    if new then held_by(host) end
     t[1] = t[1] + 1
     save_pattern(field, t)
   end
@@ -183,7 +186,7 @@ local function feedback(ev)
   if redis.call('HEXISTS', K.patterns, path_field) == 0 then
     local held = num(redis.call('HGET', K.trap_hosts, ev.host), 0)
     if held >= 2 * T.patterns_per_host then return end
-    redis.call('HINCRBY', K.trap_hosts, ev.host, 1)
+    held_by(ev.host)
   end
   learn(path_field, bad)
 end

@@ -227,3 +227,16 @@ def test_patterns_per_host_are_bounded(make: MakeFrontier) -> None:
 
     # 3 fine patterns, then the coarse host/blog/*: 4 fields, charged 4.
     assert run(go()) == (4, 4)
+
+
+def test_a_refused_url_costs_its_host_no_pattern_room(make: MakeFrontier) -> None:
+    async def go() -> tuple[Any, int]:
+        frontier = make(facet_max=1, patterns_per_host=3)
+        urls = [f"http://{HOST}/shop/?color=red&{name}=1" for name in "abcde"]
+        reply = await frontier.admit([item(u, facet=True) for u in urls])
+        held = await frontier.redis.hget(frontier.keys.key("trap_hosts"), HOST)
+        return reply.extra, int(held)
+
+    extra, held = run(go())
+    assert extra["admitted"] == 1 and extra["refused"] == {"facet_cap": 4}
+    assert held == 2  # the admitted URL's pattern and its path's facet counter
