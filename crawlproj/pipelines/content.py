@@ -310,13 +310,9 @@ class ContentDedupPipeline:
         if sig.template is None or self.index is None:
             return None
         try:
-            pipe = self.redis.pipeline(transaction=False)
-            pipe.hsetnx(self.templates_key, sig.template, url)
-            pipe.hget(self.templates_key, sig.template)
-            _added, first = pipe.execute()
+            return self._first_writer(self.templates_key, sig.template, url)
         except RedisError:
             return None  # feedback only: a missed template costs nothing stored
-        return as_str(first)
 
     def _dedup(self, sig: Signature, url: str) -> Verdict:
         if sig.content_hash is None:
@@ -382,8 +378,13 @@ class ContentDedupPipeline:
         """Map the content hash to the page whose body stands for it (the page itself,
         or the stored original it near-duplicates), first writer wins; returns the
         winner. Later exact copies then point straight at a stored body."""
+        return self._first_writer(self.hashes_key, digest, original)
+
+    def _first_writer(self, key: str, field: str, value: str) -> str:
+        """HSETNX then HGET in one round trip: the value of whoever wrote `field` first
+        (shared by all workers)."""
         pipe = self.redis.pipeline(transaction=False)
-        pipe.hsetnx(self.hashes_key, digest, original)
-        pipe.hget(self.hashes_key, digest)
-        _added, value = pipe.execute()
-        return as_str(value)
+        pipe.hsetnx(key, field, value)
+        pipe.hget(key, field)
+        _added, first = pipe.execute()
+        return as_str(first)

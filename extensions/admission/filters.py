@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 from extensions.fetch.content_type import robots_or_sitemap_path
 
-__all__ = ["BlockRules", "UrlFilter", "compile_block_rules", "host_of"]
+__all__ = ["BlockRules", "UrlFilter", "compile_block_rules", "host_of", "split_absolute"]
 
 # scheme, authority, path, query of an absolute URL (fragment ignored).
 _URL_RE = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*)://([^/?#]*)([^?#]*)(?:\?([^#]*))?")
@@ -24,13 +24,21 @@ def host_of(url: str) -> str:
 
     IPv6 literals keep their brackets (``[::1]``) so the result is also a valid netloc.
     """
+    return split_absolute(url)[0]
+
+
+def split_absolute(url: str) -> tuple[str, str, str]:
+    """(host as host_of gives it, path, query) of an absolute URL; ("", "", "") if it
+    is not one. One regex match for admission's hot path (patterns, prioritizer)."""
     match = _URL_RE.match(url)
     if match is None:
-        return ""
+        return "", "", ""
     hostport = match.group(2).rpartition("@")[2]
     if hostport.startswith("["):
-        return hostport[: hostport.find("]") + 1].lower()
-    return hostport.partition(":")[0].lower().rstrip(".")
+        host = hostport[: hostport.find("]") + 1].lower()
+    else:
+        host = hostport.partition(":")[0].lower().rstrip(".")
+    return host, match.group(3), match.group(4) or ""
 
 
 class UrlFilter:

@@ -21,9 +21,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from extensions.admission.filters import host_of
+from extensions.admission.filters import split_absolute
 
-_URL_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^/?#]*([^?#]*)(?:\?([^#]*))?")
 _DIGITS = re.compile(r"[0-9]+")
 # Long hex runs (hashes, UUID parts, session tokens): a digit and a letter a-f, 16+ chars.
 _HEX_TOKEN = re.compile(
@@ -81,9 +80,8 @@ class UrlParts:
 
 
 def split_url(url: str) -> UrlParts:
-    host = host_of(url)
-    match = _URL_RE.match(url)
-    path, query = (match.group(1) or "/", match.group(2) or "") if match else ("/", "")
+    host, path, query = split_absolute(url)
+    path = path or "/"
     names = frozenset(p.partition("=")[0].lower() for p in query.split("&") if p)
     return UrlParts(host, path, query, names)
 
