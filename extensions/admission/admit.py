@@ -19,7 +19,7 @@ from extensions.admission.filters import (
 )
 from extensions.admission.noise import strip_params
 from extensions.admission.patterns import UrlParts, split_url, url_patterns
-from extensions.admission.prioritizer import PARENT_META, Prioritizer
+from extensions.admission.prioritizer import PARENT_META, SOURCE_META, Prioritizer
 from extensions.admission.records import NO_PATTERNS, AdmitItem, encode_request, mark_recrawl
 from extensions.config import STRINGS, Setting, Table, at_least, read
 from extensions.dns.policy import AddressRefused
@@ -139,7 +139,7 @@ class Admission:
             patterns=self._pattern_fields(parts) if filtered else NO_PATTERNS,
             score=score,
             referrer=_referrer_key(request, host),
-            sitemap=request.meta.get("frontier_source") == "sitemap",
+            sitemap=request.meta.get(SOURCE_META) == "sitemap",
         )
 
 

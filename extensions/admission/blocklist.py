@@ -79,8 +79,7 @@ class BlocklistRefresh:
         closed: set[str] = set()
         for key in self.closed_keys:  # one per shard: separate slots on a cluster
             closed.update(as_str(m) for m in await self.redis.smembers(key))
-        if len(closed) != len(self.admission.closed_patterns):
-            self.stats.set_value("frontier/patterns_closed", len(closed))
+        self.stats.set_value("frontier/patterns_closed", len(closed))
         self.admission.closed_patterns = frozenset(closed)
         self.admission.noise = learned(
             [as_str(m) for m in await self.redis.smembers(self.noise_key)]

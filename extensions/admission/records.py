@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
 
+from extensions.admission.prioritizer import SCORE_META
+
 if TYPE_CHECKING:
     from scrapy import Spider
 
@@ -114,6 +116,7 @@ RECRAWL_MARK = "R|"
 # The admit script marks a closed URL pattern's probe (the one URL in
 # PRIORITY_TRAP_PROBE_EVERY it still lets through): dispatch must not drop it.
 PROBE_MARK = "P|"
+PROBE_META = "frontier_probe"  # a decoded probe's meta flag
 
 
 def mark_recrawl(record: str, recrawl: bool) -> str:
@@ -127,9 +130,9 @@ def decode_request(raw: str | bytes, spider: Spider) -> Request:
     meta = dict(record.get("meta") or {})
     meta["depth"] = record.get("d", 0)
     if "s" in record:
-        meta["frontier_score"] = record["s"]
+        meta[SCORE_META] = record["s"]
     if text.startswith(PROBE_MARK):
-        meta["frontier_probe"] = True
+        meta[PROBE_META] = True
     errback = record.get("eb")
     return Request(
         record["u"],

@@ -17,6 +17,8 @@ from scrapy import Request
 
 from extensions.admission.filters import host_of
 from extensions.admission.noise import strip_params
+from extensions.admission.prioritizer import SOURCE_META
+from extensions.admission.records import PROBE_META
 from extensions.frontier.core import DownloadEvent
 from extensions.robots.cache import origin_of, robots_url
 
@@ -74,7 +76,7 @@ class Dispatch:
         if self.admission.block_rules.match(request.url) is not None:
             self.drop(request, "blocked")
             return
-        if not request.meta.get("frontier_probe") and self.admission.closed(request.url):
+        if not request.meta.get(PROBE_META) and self.admission.closed(request.url):
             self.drop(request, "pattern_closed")  # trap feedback closed its pattern
             return
         clean = strip_params(request.url, self.admission.noise)
@@ -167,6 +169,6 @@ class Dispatch:
         if not sitemaps or callback is None or not self.sitemaps:
             return
         for url in sitemaps:
-            meta = {"frontier_source": "sitemap", "sitemap": True}
+            meta = {SOURCE_META: "sitemap", "sitemap": True}
             self.batches.enqueue(Request(url, callback=callback, meta=meta))
             self.stats.inc_value("robots/sitemaps_queued")
