@@ -1,7 +1,6 @@
 """crawlproj settings: every knob, one commented line each, grouped by component.
 
-Defaults come from the design's numbers (shared/DESIGN.md). Override any of them
-with `-s NAME=VALUE` on the command line or in a scrapyd job.
+Defaults come from the design's numbers (shared/DESIGN.md); override with -s NAME=VALUE.
 """
 
 # Lower-case aliases: Scrapy takes every upper-case name in this module for a setting.
@@ -14,8 +13,7 @@ SPIDER_MODULES = ["crawlproj.spiders"]
 NEWSPIDER_MODULE = "crawlproj.spiders"
 COMMANDS_MODULE = "crawlproj.commands"
 
-# --- Identity --------------------------------------------------------------------
-# Names the crawler and a contact URL so site owners can reach the operator.
+# --- Identity: names the crawler and a contact URL so site owners can reach the operator.
 USER_AGENT = "crawlproj/0.1 (+https://github.com/crawlproj/crawlproj)"
 
 # --- Redis (shared crawl state) ----------------------------------------------------
@@ -51,6 +49,8 @@ FRONTIER_QUARANTINE_S = 600.0
 FRONTIER_ADAPTIVE_DELAY_FACTOR = 0.0
 # Seconds between frontier polls when this worker has nothing ready.
 FRONTIER_POLL_INTERVAL = 1.0
+# Fetched pages awaiting parse/pipelines before leasing more (content feedback lag); 0 = no bound.
+FRONTIER_MAX_PROCESSING = 16
 # Name of the crawl in Redis keys; empty = the spider's name.
 FRONTIER_CRAWL_NAME = ""
 # Store the Referer header with queued requests (costs ~URL length per record).

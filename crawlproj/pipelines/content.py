@@ -252,9 +252,9 @@ class ContentDedupPipeline:
         self.stats.inc_value(f"content/text/{sig.text_source}")
         if verdict.template_of:
             response.meta[TEMPLATE_COPY_META] = verdict.template_of
+            self.stats.inc_value("content/template_copy")
         for host, name in verdict.noise:  # on the reactor: signals are not thread-safe
             self.crawler.signals.send_catch_log(noise_learned, host=host, name=name)
-            self.stats.inc_value("content/template_copy")
         return item
 
     # ---- worker thread -------------------------------------------------------------

@@ -65,6 +65,7 @@ class SchedulerSettings:
     robots_max_error_retries: int
     robots_sitemaps: bool
     shards: int  # 0 = auto (sharded.crawl_shards)
+    max_processing: int  # fetched pages not yet processed before leasing more; 0 = no bound
 
 
 SCHEDULER = Table(
@@ -80,6 +81,7 @@ SCHEDULER = Table(
     Setting("ROBOTS_MAX_ERROR_RETRIES", "robots_max_error_retries", int, at_least(0)),
     Setting("ROBOTS_SITEMAPS", "robots_sitemaps", bool),
     Setting("FRONTIER_SHARDS", "shards", int, at_least(0)),
+    Setting("FRONTIER_MAX_PROCESSING", "max_processing", int, at_least(0)),
 )
 
 

@@ -26,6 +26,12 @@ class LeaseBook:
         self.leases[lease_id] = request
         self.downloading.add(lease_id)
 
+    @property
+    def processing(self) -> int:
+        """Leases whose fetch ended and whose page the engine has not finished (parse,
+        pipelines): their outcomes have not reached the frontier yet."""
+        return len(self.leases) - len(self.downloading)
+
     def hand_out(self) -> Request | None:
         return self.buffer.popleft() if self.buffer else None
 

@@ -208,6 +208,7 @@ class FrontierSession:
             note=self.note,
             clock=self.clock,
             concurrency=setup.concurrency,
+            max_processing=setup.opts.max_processing,
             poll_interval_s=setup.opts.poll_interval,
         )
 

@@ -172,6 +172,7 @@ BAD = [
     ("ROBOTS_MAX_CRAWL_DELAY", -1, ">= 0, not -1"),
     ("ROBOTS_MAX_ERROR_RETRIES", -1, ">= 0, not -1"),
     ("FRONTIER_SHARDS", -1, ">= 0, not -1"),
+    ("FRONTIER_MAX_PROCESSING", -1, ">= 0, not -1"),
     ("URL_MAX_LENGTH", -1, "0 or >= 1, not -1"),
     ("CRAWL_MAX_DEPTH", -1, "0 or >= 1, not -1"),
     ("URL_MAX_QUERY_PARAMS", -1, "0 or >= 1, not -1"),

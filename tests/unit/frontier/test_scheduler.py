@@ -181,3 +181,37 @@ def test_the_middleware_reports_to_the_open_scheduler_only(settings) -> None:
     events, registered, after_close = asyncio.run(go())
     assert [(e.kind, e.timeout) for e in events] == [("done", True)]
     assert registered and after_close is None
+
+
+def test_pages_awaiting_their_parse_bound_the_next_leases(settings) -> None:
+    # Content feedback (trap outcomes, noise parameters) reaches the frontier when a page
+    # is processed: no lease while FRONTIER_MAX_PROCESSING fetched pages await theirs.
+    async def go():
+        clock = VirtualClock()
+        values = {"FRONTIER_DELAY": 0.0, "FRONTIER_MAX_PROCESSING": 2}
+        scheduler, engine, _ = await open_scheduler(settings(**values), clock)  # 4 in flight
+        for ip in range(1, 7):
+            scheduler.enqueue_request(Request(f"http://127.0.0.{ip}/page"))
+        scheduler.session.leasing.kick()  # one lease round trip, nothing handed out yet
+        await settle(scheduler.session)
+        book = scheduler.session.book
+        first = [book.buffer.popleft() for _ in range(len(book.buffer))]
+        engine.downloader.active.update(first)  # downloads are not held back
+        for request in first:
+            engine.downloader.active.discard(request)
+            scheduler.download_done(request, 200)  # fetched, not yet parsed
+        waiting = []
+        for request in first[:2]:  # 3, then 2 pages await their parse: no room
+            scheduler.request_finished(request)
+            waiting += await lease_now(scheduler)
+        scheduler.request_finished(first[2])
+        after = await lease_now(scheduler)
+        stats = scheduler.stats.get_stats()
+        await close(scheduler)
+        return first, waiting, after, stats
+
+    first, waiting, after, stats = asyncio.run(go())
+    assert len(first) == 4  # CONCURRENT_REQUESTS
+    assert waiting == []
+    assert after  # 1 page awaits its parse: room again
+    assert stats["frontier/lease_waits/processing"] >= 1
