@@ -18,7 +18,7 @@ from extensions.admission.filters import (
     host_of,
 )
 from extensions.admission.noise import strip_params
-from extensions.admission.patterns import UrlParts, split_url, url_patterns
+from extensions.admission.patterns import UrlParts, pattern_strings, split_canonical, url_patterns
 from extensions.admission.prioritizer import PARENT_META, SOURCE_META, Prioritizer
 from extensions.admission.records import NO_PATTERNS, AdmitItem, encode_request, mark_recrawl
 from extensions.config import STRINGS, Setting, Table, at_least, read
@@ -81,6 +81,8 @@ class Admission:
     # refreshed from Redis with the blocklist.
     closed_patterns: frozenset[str] = frozenset()
     noise: dict[str, frozenset[str]] = field(default_factory=dict)
+    # The last parent URL seen and its host (_referrer_key).
+    _parent: tuple[str, str] = field(default=("", ""), init=False, repr=False)
 
     def priority_of(self, request: Request) -> int:
         """meta['frontier_priority'] names a front queue 0 (first) .. n-1 outright;
@@ -103,23 +105,27 @@ class Admission:
         return not self.closed_patterns.isdisjoint((p.fine, p.coarse, path))
 
     def _pattern_fields(self, parts: UrlParts) -> tuple[str, str, str, str, str]:
-        p = url_patterns(parts)
-        facet = p.path_key if self.prioritizer.faceted(parts) else ""
-        return (p.fine, p.coarse, p.host_wide, p.path_key, facet)
+        fine, coarse, host_wide, path_key = pattern_strings(parts)
+        facet = path_key if self.prioritizer.faceted(parts) else ""
+        return (fine, coarse, host_wide, path_key, facet)
 
     def item(self, request: Request, spider: Spider) -> AdmitItem:
         canonical = self.canonicalizer.canonicalize(request.url)
         if canonical is None:
             raise Rejected("uncanonical")
         canonical = strip_params(canonical, self.noise)
-        reason = self.url_filter.check(canonical, request.meta.get("depth", 0))
+        # Split once: the filters, the prioritizer and the patterns share it.
+        parts = split_canonical(canonical)
+        meta = request.meta
+        scheme = canonical[: canonical.find(":")]
+        depth = meta.get("depth", 0)
+        reason = self.url_filter.check_split(canonical, scheme, parts.path, parts.query, depth)
         if reason is not None:
             raise Rejected(f"filter/{reason}")
         if self.block_rules.match(canonical) is not None:
             raise Rejected("blocked")
         if self.robots is not None and not self.robots.admits(canonical):
             raise Rejected("robots_forbidden")
-        parts = split_url(canonical)
         host = parts.host
         try:
             ip = self.resolver.cached(host) or ""
@@ -135,18 +141,23 @@ class Admission:
             ip=ip,
             host=host,
             priority=self.priority_of(request),
-            record=mark_recrawl(record, bool(request.meta.get("recrawl"))),
+            record=mark_recrawl(record, bool(meta.get("recrawl"))),
             patterns=self._pattern_fields(parts) if filtered else NO_PATTERNS,
             score=score,
-            referrer=_referrer_key(request, host),
-            sitemap=request.meta.get(SOURCE_META) == "sitemap",
+            referrer=self._referrer_key(meta.get(PARENT_META), host),
+            sitemap=meta.get(SOURCE_META) == "sitemap",
         )
 
-
-def _referrer_key(request: Request, host: str) -> str:
-    """URL-seen key of (the parent's host, host) for a cross-host link, else ''."""
-    parent = request.meta.get(PARENT_META)
-    referring = host_of(parent[1]) if parent else ""
-    if not referring or referring == host:
-        return ""
-    return seen_key(f"ref {referring} {host}")
+    def _referrer_key(self, parent: tuple[float | None, str] | None, host: str) -> str:
+        """URL-seen key of (the parent's host, host) for a cross-host link, else ''."""
+        if not parent:
+            return ""
+        # A page's outlinks arrive one after another with the same parent: its host is
+        # parsed once per page.
+        parent_url = parent[1]
+        if parent_url != self._parent[0]:
+            self._parent = (parent_url, host_of(parent_url))
+        referring = self._parent[1]
+        if not referring or referring == host:
+            return ""
+        return seen_key(f"ref {referring} {host}")

@@ -68,33 +68,39 @@ class UrlFilter:
         Codes: "scheme", "length", "depth", "query_params", "repeated_segments", "extension".
         """
         match = _URL_RE.match(url)
-        if match is None or match.group(1).lower() not in self.allowed_schemes:
+        if match is None:
+            return "scheme"
+        return self.check_split(url, match.group(1), match.group(3), match.group(4), depth)
+
+    def check_split(
+        self, url: str, scheme: str, path: str, query: str | None, depth: int
+    ) -> str | None:
+        """check() of a URL already split (admission splits each canonical URL once)."""
+        if scheme.lower() not in self.allowed_schemes:
             return "scheme"
         if self.max_url_length is not None and len(url) > self.max_url_length:
             return "length"
         if self.max_depth is not None and depth > self.max_depth:
             return "depth"
-        query = match.group(4)
         limit = self.max_query_params
         if limit is not None and query and sum(1 for p in query.split("&") if p) > limit:
             return "query_params"
-        if self.max_repeated_segments is not None and self._repeats(match.group(3)):
+        if self.max_repeated_segments is not None and self._repeats(path):
             return "repeated_segments"
-        if self.skip_extensions and self._skipped_extension(match.group(3)):
+        if self.skip_extensions and self._skipped_extension(path):
             return "extension"
         return None
 
     def _skipped_extension(self, path: str) -> bool:
         """The last segment ends in a skipped extension: "x.rst.txt" tries "rst.txt", then
         "txt" (the query is not looked at). Robots.txt and sitemaps always pass: the
-        frontier fetches one, the spider's parse_sitemap queues the other."""
-        if robots_or_sitemap_path(path):
-            return False
+        frontier fetches one, the spider's parse_sitemap queues the other (asked last:
+        most paths end in no skipped extension)."""
         segment = path.rpartition("/")[2].lower()
         dot = segment.find(".")
         while dot >= 0:
             if segment[dot + 1 :] in self.skip_extensions:
-                return True
+                return not robots_or_sitemap_path(path)
             dot = segment.find(".", dot + 1)
         return False
 

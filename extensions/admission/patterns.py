@@ -28,8 +28,12 @@ _DIGITS = re.compile(r"[0-9]+")
 _HEX_TOKEN = re.compile(
     r"(?<![0-9A-Za-z])(?=[0-9a-fA-F-]*[0-9])(?=[0-9a-fA-F-]*[a-fA-F])[0-9a-fA-F-]{16,}(?![0-9A-Za-z])"
 )
+# What every hex token contains: most paths have no such run, and this plain scan is
+# far cheaper than _HEX_TOKEN's lookaheads at every position.
+_HEX_RUN = re.compile(r"[0-9a-fA-F-]{16}")
 # A path segment this long is a token (a growing slug, an encoded blob), not a name.
 _LONG_SEGMENT = 32
+_NO_NAMES: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -47,7 +51,9 @@ def path_template(path: str) -> str:
     """Hex tokens -> <H>, digit runs -> <N>, overlong segments -> <L>, and a run of
     segments with one stem (a/a/a, p<N>/p<N>, more/more<N>/more<N>) -> its first + "+":
     a path that grows by a segment per hop stays one pattern."""
-    out = _DIGITS.sub("<N>", _HEX_TOKEN.sub("<H>", path))
+    if _HEX_RUN.search(path) is not None:
+        path = _HEX_TOKEN.sub("<H>", path)
+    out = _DIGITS.sub("<N>", path)
     segments: list[str] = []
     stem = None
     for segment in out.split("/"):
@@ -81,21 +87,41 @@ class UrlParts:
 
 def split_url(url: str) -> UrlParts:
     host, path, query = split_absolute(url)
-    path = path or "/"
+    return _parts(host, path or "/", query)
+
+
+def split_canonical(url: str) -> UrlParts:
+    """split_url for a canonical URL ("scheme://host[:port]/path[?query]", lower-cased
+    host, no userinfo, fragment or trailing dot: canonical.py): string methods instead
+    of the regex, on admission's hot path."""
+    authority, slash, rest = url.partition("://")[2].partition("/")
+    path, _, query = rest.partition("?")
+    if authority.startswith("["):
+        host = authority[: authority.find("]") + 1]
+    else:
+        host = authority.partition(":")[0]
+    return _parts(host, slash + path if slash else "/", query)
+
+
+def _parts(host: str, path: str, query: str) -> UrlParts:
+    if not query:
+        return UrlParts(host, path, query, _NO_NAMES)
     names = frozenset(p.partition("=")[0].lower() for p in query.split("&") if p)
     return UrlParts(host, path, query, names)
 
 
 def url_patterns(url: str | UrlParts) -> UrlPatterns:
     """The patterns of a canonical URL; a URL without a path counts under the host's "/"."""
-    parts = split_url(url) if isinstance(url, str) else url
-    host, path, query = parts.host, parts.path, parts.query
-    template = path_template(path)
-    suffix = "?" + "&".join(query_names(query)) if query else ""
-    first = template.split("/", 2)[1] if template.count("/") >= 1 else ""
-    return UrlPatterns(
-        fine=f"{host}{template}{suffix}",
-        coarse=f"{host}/{first}/*{'?' if query else ''}",
-        host_wide=f"{host}/*",
-        path_key=f"{host}{template}" if query else "",
-    )
+    return UrlPatterns(*pattern_strings(split_url(url) if isinstance(url, str) else url))
+
+
+def pattern_strings(parts: UrlParts) -> tuple[str, str, str, str]:
+    """url_patterns' fine, coarse, host-wide pattern and path key, as a tuple (admission
+    builds one per URL)."""
+    host, query = parts.host, parts.query
+    template = path_template(parts.path)
+    first = template.split("/", 2)[1] if "/" in template else ""
+    if not query:
+        return f"{host}{template}", f"{host}/{first}/*", f"{host}/*", ""
+    suffix = "?" + "&".join(query_names(query))
+    return f"{host}{template}{suffix}", f"{host}/{first}/*?", f"{host}/*", f"{host}{template}"

@@ -151,9 +151,11 @@ class Prioritizer:
 
 def is_calendar(url: str | UrlParts) -> bool:
     parts = split_url(url) if isinstance(url, str) else url
-    if _DATE_PATH.search(parts.path):
+    path = parts.path
+    # _DATE_PATH's every match starts with "/1" or "/2": most paths skip the regex.
+    if ("/1" in path or "/2" in path) and _DATE_PATH.search(path):
         return True
-    return any(date <= parts.names for date in _DATE_NAMES)
+    return bool(parts.names) and any(date <= parts.names for date in _DATE_NAMES)
 
 
 def _refines(parts: UrlParts, parent_url: str) -> bool:
