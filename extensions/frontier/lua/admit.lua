@@ -7,6 +7,46 @@
 -- facet key (faceted URLs), score, referrer pair key, sitemap (0/1)} (AdmitItem.lua).
 -- Retries and redirects (seen_key '') bypass URL-seen and budgets.
 
+-- Routing is batched within the call: an IP's membership of the active set and its place
+-- on the ready heap do not change during the loop (refill, after it, is what moves IPs),
+-- so each is looked up once per IP; each list then gets one RPUSH of its records, in order.
+local active, pushes, push_order = {}, {}, {}
+
+local function push(key, value)
+  local list = pushes[key]
+  if not list then
+    list = {}
+    pushes[key] = list
+    push_order[#push_order + 1] = key
+  end
+  list[#list + 1] = value
+end
+
+-- router.lua's route, deferred: back queue of an active IP (scheduled once) or front queue.
+local function route_later(ip, prio, rec, lane)
+  lane = lane or lane_of_prio(prio)
+  local is_active = active[ip]
+  if is_active == nil then
+    is_active = redis.call('SISMEMBER', K.active, ip) == 1
+    active[ip] = is_active
+    if is_active then schedule_ip(ip) end
+  end
+  if is_active then
+    push(back_of(ip, rec, lane), rec)
+  else
+    push(F.front .. prio, ip .. '|' .. lane .. '|' .. rec)
+  end
+end
+
+local function push_all()
+  for _, key in ipairs(push_order) do
+    local list = pushes[key]
+    for i = 1, #list, 1000 do  -- unpack's stack stays small
+      redis.call('RPUSH', key, unpack(list, i, math.min(i + 999, #list)))
+    end
+  end
+end
+
 local admitted, duplicate, parked, refused, recrawls = 0, 0, {}, {}, 0
 for _, it in ipairs(A.items) do
   local seen_key, ip, host, prio, rec = it[1], it[2], it[3], it[4], it[5]
@@ -44,10 +84,11 @@ for _, it in ipairs(A.items) do
         parked[#parked + 1] = host
       end
     else
-      route(ip, prio, rec, lane)
+      route_later(ip, prio, rec, lane)
     end
   end
 end
+push_all()
 stat('queued', admitted)
 stat('admitted', admitted)
 stat('recrawl_queued', recrawls)
