@@ -8,6 +8,7 @@ Regenerate only when admission is meant to change what it admits:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from typing import Any
@@ -74,10 +75,10 @@ METAS: tuple[dict[str, Any], ...] = (
 class GoldenSpider(Spider):
     name = "golden"
 
-    def parse(self, response):  # type: ignore[no-untyped-def]
+    def parse(self, response: object) -> None:
         return None
 
-    def other(self, response):  # type: ignore[no-untyped-def]
+    def other(self, response: object) -> None:
         return None
 
 
@@ -92,11 +93,7 @@ def admission() -> Admission:
     # x.test stays unresolved (ip ""); 10.0.0.1 is refused by the address policy.
     hosts = {"h.test": "203.0.113.1", "shop.test": "203.0.113.2", "cal.test": "203.0.113.3"}
     hosts["xn--bcher-kva.test"] = "203.0.113.4"
-    resolver = HostResolver(
-        DnsSettings(
-            hosts, True, dns.cache_ttl, dns.stale_max, dns.negative_ttl, dns.timeout, dns.policy
-        )
-    )
+    resolver = HostResolver(dataclasses.replace(dns, hosts_map=hosts, map_only=True))
     adm = Admission(
         Canonicalizer(),
         url_filter_from_settings(settings),
@@ -109,7 +106,7 @@ def admission() -> Admission:
     return adm
 
 
-def requests(spider: Spider) -> list[Request]:
+def requests(spider: GoldenSpider) -> list[Request]:
     """Every host x path x query under a few metas, plus odd request kinds."""
     out = []
     n = 0
