@@ -4,6 +4,9 @@ Scrapy uses DOWNLOAD_TIMEOUT for both the TCP connect and the whole download. A
 crawler wants a dead or black-holed host to fail in seconds (its IP's lease and
 slot are blocked meanwhile) while a slow but alive server still gets the full
 DOWNLOAD_TIMEOUT to send a page. DOWNLOAD_CONNECT_TIMEOUT bounds the connect.
+
+A leased request connects to the IP the frontier charged, not to whatever the
+downloader's resolver answers (leased_ip.py; its stats are counted here).
 """
 
 from __future__ import annotations
@@ -13,10 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.core.downloader.handlers.http11 import HTTP11DownloadHandler, _ScrapyAgent
 from scrapy.exceptions import NotConfigured
-from scrapy.utils._download_handlers import wrap_twisted_exceptions
+from scrapy.utils._download_handlers import normalize_bind_address, wrap_twisted_exceptions
 from scrapy.utils.defer import maybe_deferred_to_future
 
 from extensions.config import Setting, Table, above, read
+from extensions.fetch.leased_ip import LeasedIPAgent, leased_ip
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -40,7 +44,27 @@ class _ConnectTimeoutAgent(_ScrapyAgent):
         self._connect_timeout_cap = connect_timeout
 
     def _get_agent(self, request: Request, timeout: float) -> Any:
-        return super()._get_agent(request, min(timeout, self._connect_timeout_cap))
+        timeout = min(timeout, self._connect_timeout_cap)
+        stats = self._crawler.stats
+        ip = leased_ip(request)
+        if request.meta.get("proxy") or ip is None:
+            route = "proxy" if request.meta.get("proxy") else "resolved"
+            if stats is not None:
+                stats.inc_value(f"fetch/connect/{route}")
+            return super()._get_agent(request, timeout)
+        if stats is not None:
+            stats.inc_value("fetch/connect/leased_ip")
+        from twisted.internet import reactor  # the installed one, as Scrapy does
+
+        bind = normalize_bind_address(request.meta.get("bindaddress") or self._bindAddress)
+        return LeasedIPAgent(
+            ip=ip,
+            reactor=reactor,
+            contextFactory=self._contextFactory,
+            connectTimeout=timeout,
+            bindAddress=bind,
+            pool=self._pool,
+        )
 
 
 class ConnectTimeoutHTTPDownloadHandler(HTTP11DownloadHandler):

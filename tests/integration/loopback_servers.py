@@ -1,0 +1,138 @@
+"""Plain and TLS HTTP servers on several 127.x addresses and one port, each logging
+what it was asked: the address it answered on, the Host header and the TLS SNI name.
+
+Two addresses on one port are what one host name with two A records looks like: only
+the address a client connects to tells the servers apart, never the URL.
+"""
+
+from __future__ import annotations
+
+import datetime
+import ssl
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+ROBOTS = b"User-agent: *\nAllow: /\n"
+
+
+def self_signed(host: str, folder: Path) -> tuple[Path, Path]:
+    """(certificate, key) files of a self-signed certificate for `host`."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host)])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(host)]), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    cert_path, key_path = folder / f"{host}.crt", folder / f"{host}.key"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return cert_path, key_path
+
+
+class Servers:
+    """One server per address, all on `port`; `log` has one record per request."""
+
+    def __init__(self, addresses: list[str], tls: tuple[Path, Path] | None = None) -> None:
+        self.addresses = addresses
+        self.tls = tls
+        self.log: list[dict[str, Any]] = []
+        self.port = 0
+        self._servers: list[ThreadingHTTPServer] = []
+
+    def _handler(self, address: str) -> type[BaseHTTPRequestHandler]:
+        servers = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                start = time.time()
+                body = ROBOTS if self.path == "/robots.txt" else b"<html><p>page</p></html>"
+                kind = "text/plain" if self.path == "/robots.txt" else "text/html"
+                self.send_response(200)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                sni = getattr(self.connection, "sni", None)
+                record = {"server_ip": address, "host": self.headers.get("Host"), "sni": sni}
+                servers.log.append({**record, "path": self.path, "t_start": start})
+                servers.log[-1]["t_end"] = time.time()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        return Handler
+
+    def _context(self) -> ssl.SSLContext | None:
+        if self.tls is None:
+            return None
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(*self.tls)
+
+        def remember(sock: ssl.SSLObject, name: str | None, _: ssl.SSLContext) -> None:
+            sock.sni = name  # type: ignore[attr-defined]  # read by the handler
+
+        context.sni_callback = remember
+        return context
+
+    def start(self, attempts: int = 20) -> Servers:
+        context = self._context()
+        for _ in range(attempts):
+            try:
+                for address in self.addresses:
+                    server = ThreadingHTTPServer((address, self.port), self._handler(address))
+                    self.port = server.server_address[1]
+                    self._servers.append(server)
+                break
+            except OSError:  # the first address's free port is taken on another one
+                for bound in self._servers:
+                    bound.server_close()
+                self._servers, self.port = [], 0
+        else:
+            raise RuntimeError("no port free on every address")
+        for server in self._servers:
+            if context is not None:
+                server.socket = context.wrap_socket(server.socket, server_side=True)
+            threading.Thread(target=server.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        servers, self._servers = self._servers, []
+        for server in servers:
+            server.shutdown()
+            server.server_close()
+
+    def on(self, address: str) -> list[dict[str, Any]]:
+        return [r for r in self.log if r["server_ip"] == address]
+
+
+@contextmanager
+def serving(addresses: list[str], tls: tuple[Path, Path] | None = None) -> Iterator[Servers]:
+    servers = Servers(addresses, tls).start()
+    try:
+        yield servers
+    finally:
+        servers.stop()
