@@ -18,7 +18,7 @@ from extensions.admission.budgets import TrapConfig
 from extensions.admission.records import AdmitItem
 from extensions.state.connection import AnyAsyncRedis, as_str
 from extensions.state.keys import FrontierKeys
-from extensions.state.lua import ENTRY_SCRIPTS, script_source
+from extensions.state.lua import ENTRY_SCRIPTS, read_lua, script_source
 
 
 @dataclass(frozen=True)
@@ -147,6 +147,7 @@ class Frontier:
         self.config = config
         self.clock = clock
         self._scripts = {name: redis.register_script(script_source(name)) for name in ENTRY_SCRIPTS}
+        self._crawl_delay = redis.register_script(read_lua("extensions.frontier", "crawl_delay"))
 
     async def _run(self, name: str, **args: Any) -> FrontierReply:
         payload = {
@@ -178,15 +179,14 @@ class Frontier:
         matches (sharded routing, see sharded.py)."""
         return await self._run("unpark", host=host, count=count, digest=digest)
 
-    async def set_ip_delay(self, ip: str, field_name: str, seconds: float | None) -> None:
-        """Set (or clear with None) a delay source of one IP: crawl_delay or override."""
-        if field_name not in ("crawl_delay", "override"):
-            raise ValueError(f"unknown delay source {field_name!r}")
-        key = self.keys.ip_state(ip)
-        if seconds is None:
-            await self.redis.hdel(key, field_name)
-        else:
-            await self.redis.hset(key, field_name, seconds)
+    async def set_crawl_delay(
+        self, ip: str, host: str, seconds: float | None, expires_at: float
+    ) -> None:
+        """`host`'s robots.txt Crawl-delay (None: it has none) until `expires_at`; the
+        IP's crawl_delay becomes the max over its hosts still current (crawl_delay.lua)."""
+        value = "" if seconds is None else repr(float(seconds))
+        args = [host, value, repr(expires_at), repr(self.clock())]
+        await self._crawl_delay(keys=[self.keys.ip_state(ip)], args=args)
 
     async def stats(self) -> dict[str, int]:
         raw = await self.redis.hgetall(self.keys.key("stats"))

@@ -150,15 +150,15 @@ class Dispatch:
         except asyncio.CancelledError:
             self.release(request)  # closing: the page goes back, the IP uncharged
             raise
-        delay = robots.crawl_delay(fetch.verdict)
-        if delay is not None:
-            # Before the fetch is reported, so the next_fetch_at it sets includes it.
-            await self.background.guarded(self.frontier.set_ip_delay(ip, "crawl_delay", delay))
-        self.book.end_fetch(lease_id)
         host = host_of(origin + "/")
-        self.batches.events.append(
-            DownloadEvent("done", lease_id, fetch.ended_at, fetch.status, host=host)
-        )
+        if not robots.unavailable(fetch.verdict):  # a failure says nothing of Crawl-delay
+            # Before the fetch is reported, so the next_fetch_at it sets includes it.
+            delay, until = robots.crawl_delay(fetch.verdict), fetch.verdict.expires_at
+            await self.background.guarded(self.frontier.set_crawl_delay(ip, host, delay, until))
+        self.book.end_fetch(lease_id)
+        # A 429/503's Retry-After sets the IP's backoff (outcome.lua), not a doubling.
+        at, status, wait = fetch.ended_at, fetch.status, fetch.retry_after
+        self.batches.events.append(DownloadEvent("done", lease_id, at, status, wait, host=host))
         block = fetch.verdict.expires_at if robots.unavailable(fetch.verdict) else None
         self.release(request, block_until=block)
         self._queue_sitemaps(fetch.verdict.sitemaps)

@@ -39,6 +39,7 @@ from extensions.frontier.sharded import crawl_shards, open_frontier
 from extensions.recrawl.feeder import RecrawlFeeder
 from extensions.recrawl.state import RecrawlConfig, recrawl_store
 from extensions.robots.cache import RobotsCache
+from extensions.robots.failures import RobotsFailures
 from extensions.robots.gate import RobotsGate
 from extensions.robots.rules import RobotsPolicy
 from extensions.state.connection import (
@@ -61,6 +62,7 @@ if TYPE_CHECKING:
     from extensions.frontier.core import Frontier, FrontierConfig, FrontierReply
     from extensions.frontier.sharded import ShardedFrontier
     from extensions.state.connection import AnyAsyncRedis
+    from extensions.state.keys import FrontierKeys
 
 logger = logging.getLogger(__name__)
 
@@ -261,7 +263,7 @@ async def open_session(
     frontier = open_frontier(client, sharded, setup.config, setup.opts.poll_interval, clock)
     seen = _open_seen(crawler)
     setup.resolver.redis, setup.resolver.redis_key = client, keys.dns
-    robots = _robots_gate(setup, client, keys.robots, crawler)
+    robots = _robots_gate(setup, client, keys, crawler)
     if robots is not None:
         setup.admission.robots = robots
     store = recrawl_store(crawler)
@@ -311,15 +313,16 @@ def _open_seen(crawler: Crawler) -> UrlSeen:
 
 
 def _robots_gate(
-    setup: SchedulerSetup, client: AnyAsyncRedis, key: Callable[[str], str], crawler: Crawler
+    setup: SchedulerSetup, client: AnyAsyncRedis, keys: FrontierKeys, crawler: Crawler
 ) -> RobotsGate | None:
     if setup.robots_policy is None:
         return None
+    failures = RobotsFailures(client, keys.robots_errors, setup.opts.robots_max_error_retries)
     return RobotsGate(
         setup.robots_policy,
-        RobotsCache(client, key),
+        RobotsCache(client, keys.robots),
         crawler.stats,
         hop_delay=setup.config.delay,
         max_crawl_delay=setup.opts.robots_max_crawl_delay,
-        max_error_retries=setup.opts.robots_max_error_retries,
+        failures=failures,
     )

@@ -146,8 +146,11 @@ class ShardedFrontier:
         replies[home] = await self.shards[home].unpark(host, len(entries), digest(entries))
         return await self._merge(replies, due_now=True)
 
-    async def set_ip_delay(self, ip: str, field_name: str, seconds: float | None) -> None:
-        await self.shards[self.keys.index_of(ip)].set_ip_delay(ip, field_name, seconds)
+    async def set_crawl_delay(
+        self, ip: str, host: str, seconds: float | None, expires_at: float
+    ) -> None:
+        shard = self.shards[self.keys.index_of(ip)]
+        await shard.set_crawl_delay(ip, host, seconds, expires_at)
 
     async def stats(self) -> dict[str, int]:
         totals: dict[str, int] = defaultdict(int)

@@ -24,6 +24,7 @@ from extensions.robots.verdicts import (
     DISALLOW_ALL,
     MAX_REDIRECTS,
     next_redirect,
+    retry_after_ttl,
     verdict_from_response,
 )
 
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from scrapy.http import Response
 
     from extensions.robots.cache import RobotsCache
+    from extensions.robots.failures import RobotsFailures
     from extensions.robots.rules import RobotsPolicy
     from extensions.robots.verdicts import RobotsVerdict
 
@@ -43,6 +45,7 @@ class RobotsFetch:
     verdict: RobotsVerdict
     status: int  # of the last response; 0 = network failure or timeout
     ended_at: float
+    retry_after: float | None = None  # a 429/503's Retry-After (s, bounded): the IP's backoff
 
 
 logger = logging.getLogger(__name__)
@@ -64,24 +67,26 @@ class RobotsGate:
         stats: Any,
         hop_delay: float,
         max_crawl_delay: float,
-        max_error_retries: int,
+        failures: RobotsFailures,
     ) -> None:
         self.policy = policy
         self.cache = cache
         self.stats = stats
         self.hop_delay = hop_delay
         self.max_crawl_delay = max_crawl_delay
-        self.max_error_retries = max_error_retries
-        self._errors: dict[str, int] = {}  # origin -> unavailable verdicts seen here
+        self.failures = failures  # unavailable answers in a row, all workers together
 
     def verdict(self, origin: str) -> RobotsVerdict | None:
         return self.cache.get_local(origin)
 
     async def prefetch(self, origins: set[str]) -> None:
-        """Load shared verdicts for these origins in one round trip."""
+        """Load shared verdicts for these origins in one round trip, and the shared
+        failure counts of those without a usable one."""
         unknown = [o for o in origins if self.cache.get_local(o) is None]
         if unknown:
             await self.cache.get_many(unknown)
+        unusable = [o for o in origins if not self._usable(self.cache.get_local(o))]
+        await self.failures.load(unusable)
 
     def allows(self, verdict: RobotsVerdict, url: str) -> bool:
         return verdict.allows(url, self.policy.user_agent_token)
@@ -98,14 +103,17 @@ class RobotsGate:
         """5xx/429/network failure: a temporary complete disallow (RFC 9309 2.3.1.4)."""
         return verdict.kind == DISALLOW_ALL
 
+    def _usable(self, verdict: RobotsVerdict | None) -> bool:
+        return verdict is not None and not self.unavailable(verdict)
+
     def gave_up(self, origin: str) -> bool:
         """True once the origin's robots.txt was unavailable more than
-        ROBOTS_MAX_ERROR_RETRIES times in a row here: its pages are then dropped, so a
-        finite crawl still ends. A later good verdict (another worker's) resets it."""
-        verdict = self.cache.get_local(origin)
-        if verdict is not None and not self.unavailable(verdict):
-            self._errors.pop(origin, None)
-        return self._errors.get(origin, 0) > self.max_error_retries
+        ROBOTS_MAX_ERROR_RETRIES times in a row, by any worker (failures.py): its pages
+        are then dropped, so a finite crawl still ends. A good verdict resets it."""
+        if self._usable(self.cache.get_local(origin)):
+            self.failures.forget(origin)
+            return False
+        return self.failures.gave_up(origin)
 
     def crawl_delay(self, verdict: RobotsVerdict) -> float | None:
         if verdict.crawl_delay is None:
@@ -135,10 +143,11 @@ class RobotsGate:
         await self.cache.put(origin, verdict)
         self.stats.inc_value(f"robots/verdict/{verdict.kind}")
         if self.unavailable(verdict):
-            self._errors[origin] = self._errors.get(origin, 0) + 1
+            await self.failures.failed(origin)
         else:
-            self._errors.pop(origin, None)
-        return RobotsFetch(verdict, status, ended)
+            await self.failures.recovered(origin)
+        wait = retry_after_ttl(headers, ended, self.policy) if status in (429, 503) else None
+        return RobotsFetch(verdict, status, ended, wait)
 
     async def _download(
         self, engine: ExecutionEngine, url: str, meta: dict[str, Any]

@@ -114,7 +114,7 @@ def verdict_from_response(
     # slow down, which is no licence to crawl; statuses outside 100-599 are errors too.
     if status != 0 and not (status == 429 or 500 <= status < 600):
         logger.debug("robots.txt answered HTTP %d: treated as a server error", status)
-    ttl = _retry_after_ttl(headers, now, policy) if status else None
+    ttl = retry_after_ttl(headers, now, policy) if status else None
     return RobotsVerdict(DISALLOW_ALL, "", None, (), now, now + (ttl or policy.error_ttl), status)
 
 
@@ -128,7 +128,7 @@ def decode_body(body: bytes, max_bytes: int = ROBOTS_MAX_BYTES) -> str:
     return body.decode("utf-8", errors="replace").removeprefix("\ufeff")
 
 
-def _retry_after_ttl(
+def retry_after_ttl(
     headers: Mapping[str, str] | None, now: float, policy: RobotsPolicy
 ) -> float | None:
     """Retry-After (delta-seconds or HTTP-date) in seconds, bounded; None if absent/bad."""

@@ -30,7 +30,8 @@ Frontier keys (prefix P = "crawlproj:{<crawl>}", or "crawlproj:{<crawl>:s<i>}"):
                              from it RECRAWL_SHARE of the fetches the two queues contest
     P:ip:<ip>        hash    politeness state: last_start, last_end, inflight,
                              crawl_delay, override, adaptive, blocked_until, errs, timeouts,
-                             rcredit (re-crawl share credit)
+                             rcredit (re-crawl share credit); "cd|<host>" -> "delay,expires_at"
+                             per host on the IP (crawl_delay = the max of those still current)
     P:active         set     IPs that hold a back queue (at most FRONTIER_BACK_QUEUES)
     P:ready          zset    ready heap: ip -> next_fetch_at
     P:leases         zset    lease id -> expires_at
@@ -58,6 +59,8 @@ Crawl-wide keys (prefix G = "crawlproj:{<crawl>}"):
     G:blocklist      set     operator block rules (host:..., re:..., globs)
     G:dns:<host>     string  "ok|fail value fresh_until stale_until", shared DNS cache
     G:robots:<origin> string robots.txt verdict JSON, expiring with the verdict
+    G:robots_errors  hash    origin -> robots.txt fetches unavailable in a row, all workers
+                             together (ROBOTS_MAX_ERROR_RETRIES; a good verdict deletes it)
     G:content_hashes hash    content hash (sha256 hex) -> URL of the first page with it
     G:noise_counts   hash    "<host> <param>" -> duplicates differing only in it (noise.py)
     G:noise_params   set     learned noise parameters "<host> <param>": admission drops them
@@ -149,6 +152,10 @@ class FrontierKeys:
 
     def robots(self, origin: str) -> str:
         return f"{self.crawl_prefix}:robots:{origin}"
+
+    @property
+    def robots_errors(self) -> str:
+        return f"{self.crawl_prefix}:robots_errors"
 
     @property
     def blocklist(self) -> str:

@@ -342,7 +342,10 @@ def test_operator_override_and_crawl_delay_raise_the_delay(make_frontier) -> Non
         await frontier.admit(items(["10.3.0.8"], 3))
         waits = []
         for source, seconds in (("crawl_delay", 3.0), ("override", 7.0)):
-            await frontier.set_ip_delay("10.3.0.8", source, seconds)
+            if source == "crawl_delay":
+                await frontier.set_crawl_delay("10.3.0.8", "a.test", seconds, clock.now + 60)
+            else:  # the operator's SetDelay (admin.py)
+                await frontier.redis.hset(frontier.keys.ip_state("10.3.0.8"), source, seconds)
             lease_id = await lease_one(frontier)
             end = clock.now + FETCH_S
             await finish(frontier, lease_id, end)
@@ -352,3 +355,28 @@ def test_operator_override_and_crawl_delay_raise_the_delay(make_frontier) -> Non
         return waits
 
     assert run(go()) == [pytest.approx(3.0), pytest.approx(7.0)]
+
+
+def test_a_shared_ips_crawl_delay_is_the_max_of_its_hosts_still_current(make_frontier) -> None:
+    async def go() -> list[str | None]:
+        frontier, clock = make_frontier()
+        ip = "10.3.0.9"
+        state = frontier.keys.ip_state(ip)
+        seen = []
+
+        async def crawl_delay(host: str, seconds: float | None, ttl: float) -> None:
+            await frontier.set_crawl_delay(ip, host, seconds, clock.now + ttl)
+            value = await frontier.redis.hget(state, "crawl_delay")
+            seen.append(None if value is None else value.decode())
+
+        await crawl_delay("slow.test", 3.0, 10)
+        await crawl_delay("fast.test", 1.0, 100)  # read last, still not the IP's delay
+        await crawl_delay("slow.test", None, 10)  # its new robots.txt has none
+        await crawl_delay("slow.test", 5.0, 10)
+        clock.now += 11  # slow.test's robots.txt expired: its delay leaves at the next write
+        await crawl_delay("other.test", None, 100)
+        clock.now += 100
+        await crawl_delay("other.test", None, 100)
+        return seen
+
+    assert run(go()) == ["3", "3", "1", "5", "1", None]
