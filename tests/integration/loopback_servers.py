@@ -25,6 +25,17 @@ from cryptography.x509.oid import NameOID
 ROBOTS = b"User-agent: *\nAllow: /\n"
 
 
+def page(path: str, links: int) -> bytes | None:
+    """With `links`, "/" links to /p/0 .. /p/<links - 1> and any other path is a 404 (no
+    soft-404s for the crawl's probe); without, every path is a page. Each page differs, so
+    none is a duplicate of another."""
+    leaves = {f"/p/{n}" for n in range(links)}
+    if links and path != "/" and path not in leaves:
+        return None
+    anchors = "".join(f'<a href="/p/{n}">{n}</a>' for n in range(links)) if path == "/" else ""
+    return f"<html><body><p>page {path}</p>{anchors}</body></html>".encode()
+
+
 def self_signed(host: str, folder: Path) -> tuple[Path, Path]:
     """(certificate, key) files of a self-signed certificate for `host`."""
     key = ec.generate_private_key(ec.SECP256R1())
@@ -56,9 +67,12 @@ def self_signed(host: str, folder: Path) -> tuple[Path, Path]:
 class Servers:
     """One server per address, all on `port`; `log` has one record per request."""
 
-    def __init__(self, addresses: list[str], tls: tuple[Path, Path] | None = None) -> None:
+    def __init__(
+        self, addresses: list[str], tls: tuple[Path, Path] | None = None, links: int = 0
+    ) -> None:
         self.addresses = addresses
         self.tls = tls
+        self.links = links
         self.log: list[dict[str, Any]] = []
         self.port = 0
         self._servers: list[ThreadingHTTPServer] = []
@@ -69,9 +83,11 @@ class Servers:
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
                 start = time.time()
-                body = ROBOTS if self.path == "/robots.txt" else b"<html><p>page</p></html>"
-                kind = "text/plain" if self.path == "/robots.txt" else "text/html"
-                self.send_response(200)
+                robots = self.path == "/robots.txt"
+                found = ROBOTS if robots else page(self.path, servers.links)
+                body = b"not found" if found is None else found
+                kind = "text/plain" if robots else "text/html"
+                self.send_response(404 if found is None else 200)
                 self.send_header("Content-Type", kind)
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
@@ -130,8 +146,10 @@ class Servers:
 
 
 @contextmanager
-def serving(addresses: list[str], tls: tuple[Path, Path] | None = None) -> Iterator[Servers]:
-    servers = Servers(addresses, tls).start()
+def serving(
+    addresses: list[str], tls: tuple[Path, Path] | None = None, links: int = 0
+) -> Iterator[Servers]:
+    servers = Servers(addresses, tls, links).start()
     try:
         yield servers
     finally:
