@@ -8,7 +8,6 @@ Regenerate only when admission is meant to change what it admits:
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import sys
 from typing import Any
@@ -83,25 +82,20 @@ class GoldenSpider(Spider):
 
 
 def admission() -> Admission:
+    # x.test stays unresolved (ip ""); 10.0.0.1 is refused by the address policy.
+    hosts = {"h.test": "203.0.113.1", "shop.test": "203.0.113.2", "cal.test": "203.0.113.3"}
+    hosts["xn--bcher-kva.test"] = "203.0.113.4"
     settings = project_settings(
         {
             "URL_SKIP_EXTENSIONS": ["png", "txt", "gz"],
             "DNS_ALLOWED_NETWORKS": "203.0.113.0/24,2001:db8::/32",
+            "DNS_HOSTS_MAP": hosts,
+            "DNS_HOSTS_MAP_ONLY": True,
         }
     )
-    dns = DnsSettings.from_settings(settings)
-    # x.test stays unresolved (ip ""); 10.0.0.1 is refused by the address policy.
-    hosts = {"h.test": "203.0.113.1", "shop.test": "203.0.113.2", "cal.test": "203.0.113.3"}
-    hosts["xn--bcher-kva.test"] = "203.0.113.4"
-    resolver = HostResolver(dataclasses.replace(dns, hosts_map=hosts, map_only=True))
-    adm = Admission(
-        Canonicalizer(),
-        url_filter_from_settings(settings),
-        resolver,
-        Prioritizer.from_settings(settings),
-        5,
-        False,
-    )
+    resolver = HostResolver(DnsSettings.from_settings(settings))
+    filters, prioritizer = url_filter_from_settings(settings), Prioritizer.from_settings(settings)
+    adm = Admission(Canonicalizer(), filters, resolver, prioritizer, 5, False)
     adm.noise = {"x.test": frozenset({"visit"})}
     return adm
 
