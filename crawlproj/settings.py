@@ -57,9 +57,8 @@ FRONTIER_CRAWL_NAME = ""
 FRONTIER_KEEP_REFERER = False
 # URLs admitted per host per crawl (0 = no budget).
 FRONTIER_MAX_PAGES_PER_HOST = 0
-# DNS failures per host before its queued URLs are dropped.
+# DNS failures per host before its URLs are dropped; first retry (s), x4 per further one.
 FRONTIER_DNS_RETRIES = 3
-# First retry (s) after a failed resolution; x4 per further failure.
 FRONTIER_DNS_RETRY_DELAY = 5.0
 # Consecutive Redis errors before the crawl closes with reason redis_unavailable.
 FRONTIER_MAX_REDIS_FAILURES = 10
@@ -195,17 +194,18 @@ ROBOTS_MAX_ERROR_RETRIES = 3
 ROBOTS_SITEMAPS = True
 
 # --- DNS ---------------------------------------------------------------------------
-# Resolver installed on the reactor: hosts map first, then the system resolver (cached).
+# The downloader's resolver: the frontier's (extensions/dns: TTLs, pins, address policy).
 TWISTED_DNS_RESOLVER = "extensions.dns.resolver.HostsMapResolver"
-# Static name -> IP pins, like curl --resolve: dict or "host=ip,host2=ip" string.
+# Name -> IP pins like curl --resolve (dict or "host=ip,..."); _ONLY: other names fail.
 DNS_HOSTS_MAP: dict[str, str] = {}
-# Resolve only names in DNS_HOSTS_MAP (sandboxed test and demo crawls); others fail.
 DNS_HOSTS_MAP_ONLY = False
-# Seconds a resolved address is reused (shared by all workers through Redis).
-DNS_CACHE_TTL = 3600.0
-# Seconds a stale address may still be used when re-resolution fails.
+# Name servers ("ip" or "ip:port", list or comma-separated); empty = /etc/resolv.conf's.
+DNS_SERVERS: list[str] = []
+# Floor and cap (s) on an answer's record TTL (shared by all workers); /etc/hosts: the cap.
+DNS_TTL_MIN = 60.0
+DNS_CACHE_TTL = 600.0
+# Seconds a stale address may serve when re-resolution fails; a failure is remembered.
 DNS_CACHE_STALE_MAX = 86400.0
-# Seconds a failed resolution is remembered before it is tried again.
 DNS_NEGATIVE_TTL = 60.0
 # Seconds one lookup may take (Scrapy's own setting; the router's lookups use it too).
 DNS_TIMEOUT = 60
@@ -386,8 +386,8 @@ METRICS_PORT = 0
 METRICS_BIND = "127.0.0.1"
 # Seconds between reads of the crawl-wide frontier counters in Redis (lease expiries...); 0 = off.
 METRICS_REDIS_INTERVAL = 5.0
-# More Scrapy stats exported as crawlproj_stat{name=...}: exact names, or prefixes ending in "/".
-METRICS_EXTRA_STATS: list[str] = []
+# More stats exported as crawlproj_stat{name=...}: names, or prefixes ending in "/" (DNS's).
+METRICS_EXTRA_STATS: list[str] = ["dns/"]
 # Write the HTML crawl report (and its JSON data) when a crawl closes.
 CRAWL_REPORT_ENABLED = True
 # Report file; "" = beside the first local feed (<feed>-report.html), else CRAWL_DATA_DIR.

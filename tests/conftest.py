@@ -11,6 +11,7 @@ import redis
 from hypothesis import settings as hypothesis_settings
 
 from extensions.state.connection import EmbeddedRedis, find_redis_server
+from tests.dnsserver import local_dns  # noqa: F401  (fixture: a DNS server on loopback)
 from tests.integration.redis_cluster import LocalCluster
 
 # CI replays the same examples on every run (a submission must not fail on a draw);

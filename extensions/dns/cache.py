@@ -1,11 +1,24 @@
-"""host -> IP for the frontier's router: shared through Redis, never blocking the reactor.
+"""host -> IP for the frontier's router and the downloader: shared through Redis, never
+blocking the reactor, living as long as the DNS records say.
 
 Order of answers: an IP literal is itself; DNS_HOSTS_MAP pins; this process's cache;
-the crawl's Redis cache (every worker sees every answer); finally the reactor's own
-resolver (the one the downloader uses, so routing and fetching agree). Twisted's
-resolver does not report record TTLs, so answers live DNS_CACHE_TTL seconds, and a
-stale answer is still used up to DNS_CACHE_STALE_MAX when re-resolution fails.
-Failures are cached DNS_NEGATIVE_TTL seconds. Every answer passes the address policy.
+the crawl's Redis cache (every worker sees every answer, with its expiry); finally a
+lookup (lookup.py: /etc/hosts, then the name servers). An answer is reused for its
+record TTL clamped to DNS_TTL_MIN..DNS_CACHE_TTL (an /etc/hosts answer has no TTL: it
+gets DNS_CACHE_TTL), and a stale answer is still used up to DNS_CACHE_STALE_MAX when
+re-resolution fails. Failures are cached DNS_NEGATIVE_TTL seconds.
+
+Of a name's addresses the one already in use is kept (its politeness clock is charged),
+else the first the address policy allows; a name whose every address the policy refuses
+raises AddressRefused, and that answer is cached like any other, so it is refused once
+per TTL, not retried as a failure. One resolver serves the whole process (process_resolver):
+the downloader's (resolver.py) and the frontier's agree on every name's address.
+
+Stats (dns/...): lookups (answers asked of /etc/hosts or a name server), cache/local_hit,
+cache/shared_hit (hit ratio = hits / (hits + lookups)), cache/negative_hit,
+cache/stale_used, failed and failed/<cause> (lookup.py: nxdomain, nodata, timeout,
+servfail, refused, error), refused/<rule> (policy.py: loopback, private, link_local...),
+unmapped (DNS_HOSTS_MAP_ONLY).
 """
 
 from __future__ import annotations
@@ -18,12 +31,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.error import DNSLookupError
 
-from extensions.config import Kind, Setting, Table, above, read
+from extensions.config import Kind, Setting, Table, above, at_least, read
+from extensions.dns.hosts_map import parse_hosts_map
+from extensions.dns.lookup import Answer, LookupFailed, NameLookup, cause_of, parse_servers
 from extensions.dns.policy import AddressPolicy, parse_networks
-from extensions.dns.resolver import parse_hosts_map
 from extensions.state.connection import as_str
 
 if TYPE_CHECKING:
@@ -38,7 +51,9 @@ logger = logging.getLogger(__name__)
 class DnsSettings:
     hosts_map: dict[str, str]
     map_only: bool
-    cache_ttl: float
+    servers: tuple[tuple[str, int], ...]
+    ttl_min: float
+    cache_ttl: float  # the cap on a record's TTL
     stale_max: float
     negative_ttl: float
     timeout: float
@@ -56,6 +71,10 @@ HOSTS_MAP = Kind(
     "a dict, a JSON object or 'host=ip,...' of IP addresses",
     lambda settings, name: parse_hosts_map(settings.get(name)),
 )
+SERVERS = Kind(
+    "name server addresses ('ip' or 'ip:port'), a list or comma-separated",
+    lambda settings, name: parse_servers(settings.get(name)),
+)
 NETWORKS = Kind(
     "CIDR networks, a list or comma-separated",
     lambda settings, name: AddressPolicy(parse_networks(settings.getlist(name))),
@@ -64,7 +83,9 @@ DNS = Table(
     DnsSettings,
     Setting("DNS_HOSTS_MAP", "hosts_map", HOSTS_MAP),
     Setting("DNS_HOSTS_MAP_ONLY", "map_only", bool),
-    Setting("DNS_CACHE_TTL", "cache_ttl", float, above(0)),
+    Setting("DNS_SERVERS", "servers", SERVERS),
+    Setting("DNS_TTL_MIN", "ttl_min", float, above(0)),
+    Setting("DNS_CACHE_TTL", "cache_ttl", float, above(0), at_least("DNS_TTL_MIN")),
     Setting("DNS_CACHE_STALE_MAX", "stale_max", float, above(0)),
     Setting("DNS_NEGATIVE_TTL", "negative_ttl", float, above(0)),
     Setting("DNS_TIMEOUT", "timeout", float, above(0)),
@@ -76,7 +97,7 @@ class SharedAnswer(NamedTuple):
     """One record of the crawl's shared DNS cache (keys.py: G:dns:<host>)."""
 
     kind: str  # "ok" or "fail"
-    value: str  # the IP, or the failure's exception type
+    value: str  # the IP, or the failure's cause (before TTLs: its exception type)
     fresh_until: float
     stale_until: float
 
@@ -86,17 +107,6 @@ def decode_shared(raw: bytes | str) -> SharedAnswer:
     used by the resolver and by the operator verbs that name a host."""
     kind, value, fresh_until, stale_until = as_str(raw).split(" ")
     return SharedAnswer(kind, value, float(fresh_until), float(stale_until))
-
-
-async def reactor_lookup(host: str, timeout: float) -> str:
-    """The reactor's resolver: the one installed for the downloader, /etc/hosts included."""
-    # Imported here: the installed reactor is only known once the crawl runs.
-    from twisted.internet import reactor
-
-    # Twisted types the timeouts as ints, but its resolvers hand them to callLater,
-    # which takes fractions of a second (DNS_TIMEOUT is a float).
-    lookup = reactor.resolve(host, timeout=(timeout,))  # type: ignore[arg-type]
-    return await maybe_deferred_to_future(lookup)
 
 
 def _literal(host: str) -> str | None:
@@ -110,7 +120,7 @@ def _literal(host: str) -> str | None:
 
 
 class HostResolver:
-    """Resolves hosts for routing; raises DNSLookupError or AddressRefused."""
+    """Resolves hosts for routing and fetching; raises DNSLookupError or AddressRefused."""
 
     def __init__(
         self,
@@ -119,15 +129,16 @@ class HostResolver:
         redis_key: Callable[[str], str] | None = None,
         stats: Any = None,
         clock: Callable[[], float] = time.time,
-        system_lookup: Callable[[str, float], Awaitable[str]] | None = None,
+        system_lookup: Callable[[str], Awaitable[Answer]] | None = None,
     ) -> None:
         self.settings = settings
-        self.system_lookup = system_lookup or reactor_lookup
+        self.system_lookup = system_lookup or NameLookup(settings.servers, settings.timeout)
         self.redis = redis
         self.redis_key = redis_key
         self.stats = stats
         self.clock = clock
         self._local: dict[str, tuple[str, float]] = {}  # host -> (ip, fresh_until)
+        self._negative: dict[str, tuple[str, float]] = {}  # host -> (cause, until)
 
     def _inc(self, name: str) -> None:
         if self.stats is not None:
@@ -140,6 +151,7 @@ class HostResolver:
             entry = self._local.get(host)
             if entry is None or entry[1] < self.clock():
                 return None
+            self._inc("cache/local_hit")
             ip = entry[0]
         return self.settings.policy.check(host, ip)
 
@@ -150,36 +162,70 @@ class HostResolver:
         if self.settings.map_only:
             self._inc("unmapped")
             raise DNSLookupError(f"{host} is not in DNS_HOSTS_MAP (DNS_HOSTS_MAP_ONLY is on)")
+        self._raise_if_failed(host)
         shared = await self._shared_get(host)
-        now = self.clock()
-        if shared is not None and shared[0] == "ok" and shared[2] > now:
-            self._inc("cache/shared_hit")
-            return self._remember(host, shared[1], shared[2])
-        if shared is not None and shared[0] == "fail" and shared[2] > now:
+        if shared is not None and shared.fresh_until > self.clock():
+            if shared.kind == "ok":
+                self._inc("cache/shared_hit")
+                return self._remember(host, shared.value, shared.fresh_until)
+            self._negative[host] = (shared.value, shared.fresh_until)  # another worker's
+            self._raise_if_failed(host)
+        return await self._lookup(host, stale=shared if shared and shared.kind == "ok" else None)
+
+    def _raise_if_failed(self, host: str) -> None:
+        """A negative answer still remembered (DNS_NEGATIVE_TTL) fails at once."""
+        entry = self._negative.get(host)
+        if entry is not None and entry[1] > self.clock():
             self._inc("cache/negative_hit")
-            raise DNSLookupError(f"{host}: recent lookup failed ({shared[1]})")
-        return await self._lookup(host, stale=shared if shared and shared[0] == "ok" else None)
+            raise LookupFailed(host, entry[0], "a recent lookup failed")
 
     async def _lookup(self, host: str, stale: SharedAnswer | None) -> str:
         self._inc("lookups")
         try:
-            ip = await self.system_lookup(host, self.settings.timeout)
+            answer = await self.system_lookup(host)
         except Exception as exc:  # DNS failures come in many types
-            if stale is not None and stale[3] > self.clock():
-                self._inc("cache/stale_used")
-                logger.info("Resolving %s failed (%s); using the stale %s", host, exc, stale[1])
-                return self._remember(host, stale[1], self.clock() + self.settings.negative_ttl)
-            self._inc("failed")
-            await self._shared_put(host, "fail", type(exc).__name__, self.settings.negative_ttl)
-            raise DNSLookupError(f"{host}: {exc}") from None
-        fresh_until = self.clock() + self.settings.cache_ttl
-        await self._shared_put(host, "ok", ip, self.settings.stale_max)
-        return self._remember(host, ip, fresh_until)
+            return await self._failed(host, exc, stale)
+        now = self.clock()
+        ttl = self._ttl(answer)
+        ip = self._choose(host, answer.addresses, stale)
+        await self._shared_put(host, "ok", ip, now + ttl, now + self.settings.stale_max)
+        return self._remember(host, ip, now + ttl)
+
+    async def _failed(self, host: str, exc: Exception, stale: SharedAnswer | None) -> str:
+        now = self.clock()
+        if stale is not None and stale.stale_until > now:
+            self._inc("cache/stale_used")
+            logger.info("Resolving %s failed (%s); using the stale %s", host, exc, stale.value)
+            return self._remember(host, stale.value, now + self.settings.negative_ttl)
+        cause = cause_of(exc)
+        self._inc("failed")
+        self._inc(f"failed/{cause}")
+        until = now + self.settings.negative_ttl
+        self._negative[host] = (cause, until)
+        await self._shared_put(host, "fail", cause, until, until)
+        raise LookupFailed(host, cause, str(exc) if cause == "error" else "") from None
+
+    def _ttl(self, answer: Answer) -> float:
+        if answer.ttl_s is None:
+            return self.settings.cache_ttl
+        return min(max(answer.ttl_s, self.settings.ttl_min), self.settings.cache_ttl)
+
+    def _choose(self, host: str, addresses: tuple[str, ...], stale: SharedAnswer | None) -> str:
+        """The address in use if the answer still holds it, else the first allowed one;
+        the first address when the policy refuses them all (counted once per answer)."""
+        previous = self._local.get(host, ("",))[0] or (stale.value if stale else "")
+        allowed = [ip for ip in addresses if self.settings.policy.refusal(ip) is None]
+        if previous in allowed:
+            return previous
+        if allowed:
+            return allowed[0]
+        self._inc(f"refused/{self.settings.policy.refusal(addresses[0])}")
+        return addresses[0]
 
     def _remember(self, host: str, ip: str, fresh_until: float) -> str:
-        self.settings.policy.check(host, ip)
+        self._negative.pop(host, None)
         self._local[host] = (ip, fresh_until)
-        return ip
+        return self.settings.policy.check(host, ip)
 
     async def _shared_get(self, host: str) -> SharedAnswer | None:
         if self.redis is None or self.redis_key is None:
@@ -187,10 +233,27 @@ class HostResolver:
         raw = await self.redis.get(self.redis_key(host))
         return None if raw is None else decode_shared(raw)
 
-    async def _shared_put(self, host: str, kind: str, value: str, keep_s: float) -> None:
+    async def _shared_put(
+        self, host: str, kind: str, value: str, fresh_until: float, stale_until: float
+    ) -> None:
         if self.redis is None or self.redis_key is None:
             return
-        now = self.clock()
-        fresh = self.settings.cache_ttl if kind == "ok" else self.settings.negative_ttl
-        record = f"{kind} {value} {now + fresh} {now + keep_s}"
-        await self.redis.set(self.redis_key(host), record, ex=max(1, int(keep_s)))
+        record = f"{kind} {value} {fresh_until} {stale_until}"
+        keep_s = max(1, int(stale_until - self.clock()) + 1)
+        await self.redis.set(self.redis_key(host), record, ex=keep_s)
+
+
+_PROCESS: list[HostResolver] = []  # the latest process_resolver(), for the downloader
+
+
+def process_resolver(settings: BaseSettings, stats: Any = None) -> HostResolver:
+    """The frontier's resolver, registered as the process's: the downloader's resolver
+    (resolver.py) asks it, so both use one cache and the same address for a name. A
+    process runs one crawl (scrapy crawl), so the latest one built is the crawl's."""
+    resolver = HostResolver(DnsSettings.from_settings(settings), stats=stats)
+    _PROCESS[:] = [resolver]
+    return resolver
+
+
+def registered_resolver() -> HostResolver | None:
+    return _PROCESS[0] if _PROCESS else None

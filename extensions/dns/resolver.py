@@ -1,23 +1,30 @@
-"""Name resolution for the crawl: a static hosts map first, then the system resolver.
+"""The downloader's name resolution (TWISTED_DNS_RESOLVER): the frontier's resolver.
 
-DNS_HOSTS_MAP pins names to addresses the way curl's --resolve does, so tests map
-their virtual hosts to 127.x addresses without root or /etc/hosts edits. Names not
-in the map resolve as usual (/etc/hosts included) through the reactor's resolver.
+Scrapy's downloader resolves host names on its own, by default with getaddrinfo in a
+thread: no TTL, IPv4 only, its own cache. Installed on the reactor, HostsMapResolver
+answers every name with the process's HostResolver (cache.py: DNS_HOSTS_MAP pins, the
+shared cache, record TTLs, the address policy), so routing and fetching agree on a
+name's address, and even a fetch that skipped the frontier (none should) cannot reach a
+refused network. Until the frontier's resolver exists it answers with its own, built
+from the same settings (no shared cache: Redis is the frontier's).
 """
 
 from __future__ import annotations
 
 import ipaddress
-import json
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from scrapy.resolver import HostResolution
+from scrapy.settings import BaseSettings, Settings
+from scrapy.utils.defer import deferred_from_coro
 from twisted.internet.address import IPv4Address, IPv6Address
 from twisted.internet.interfaces import IHostnameResolver, IResolutionReceiver
 from zope.interface import implementer
 
-from extensions.dns.policy import AddressPolicy, parse_networks
+from extensions.dns.cache import DnsSettings, HostResolver, registered_resolver
+from extensions.dns.hosts_map import parse_hosts_map
+from extensions.dns.policy import AddressRefused
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -26,38 +33,10 @@ if TYPE_CHECKING:
     from twisted.internet.base import ReactorBase
     from twisted.internet.interfaces import IAddress, IHostResolution
 
+# parse_hosts_map stays importable from here (crawlproj/operator.py).
+__all__ = ["HostsMapResolver", "parse_hosts_map"]
+
 logger = logging.getLogger(__name__)
-
-
-def parse_hosts_map(raw: Any) -> dict[str, str]:
-    """DNS_HOSTS_MAP as a dict, from a dict, a JSON object or "host=ip,host2=ip"."""
-    if not raw:
-        return {}
-    if isinstance(raw, str):
-        text = raw.strip()
-        if text.startswith("{"):
-            try:
-                raw = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"DNS_HOSTS_MAP is not valid JSON: {exc}") from None
-        else:
-            raw = dict(_pair(item) for item in text.split(",") if item.strip())
-    if not isinstance(raw, dict):
-        raise ValueError("DNS_HOSTS_MAP must be a dict, a JSON object or 'host=ip,...'")
-    hosts: dict[str, str] = {}
-    for host, ip in raw.items():
-        try:
-            hosts[str(host).lower().rstrip(".")] = str(ipaddress.ip_address(str(ip).strip()))
-        except ValueError:
-            raise ValueError(f"DNS_HOSTS_MAP: {ip!r} for {host!r} is not an IP address") from None
-    return hosts
-
-
-def _pair(item: str) -> tuple[str, str]:
-    host, sep, ip = item.partition("=")
-    if not sep:
-        raise ValueError(f"DNS_HOSTS_MAP entry {item.strip()!r} is not host=ip")
-    return host.strip(), ip.strip()
 
 
 def _address(ip: str, port: int) -> IAddress:
@@ -66,59 +45,32 @@ def _address(ip: str, port: int) -> IAddress:
     return IPv4Address("TCP", ip, port)
 
 
-@implementer(IResolutionReceiver)
-class _PolicyReceiver:
-    """Passes on only the addresses the address policy allows."""
-
-    def __init__(self, receiver: IResolutionReceiver, host: str, policy: AddressPolicy) -> None:
-        self.receiver, self.host, self.policy = receiver, host, policy
-
-    def resolutionBegan(self, resolution: IHostResolution) -> None:
-        self.receiver.resolutionBegan(resolution)
-
-    def addressResolved(self, address: IAddress) -> None:
-        # Resolvers answer with IP addresses; anything else has no IP to allow ("invalid").
-        ip = address.host if isinstance(address, IPv4Address | IPv6Address) else str(address)
-        reason = self.policy.refusal(ip)
-        if reason is None:
-            self.receiver.addressResolved(address)
-        else:
-            logger.warning("Refusing %s -> %s (%s)", self.host, ip, reason)
-
-    def resolutionComplete(self) -> None:
-        self.receiver.resolutionComplete()
+def _with_project_defaults(settings: BaseSettings) -> BaseSettings:
+    """A crawl that is not this project's (bench_traps' stock Scrapy crawl uses only this
+    resolver) reads crawlproj/settings.py's DNS defaults under its own values."""
+    if "DNS_SERVERS" in settings:
+        return settings
+    merged = Settings()
+    merged.setmodule("crawlproj.settings", priority="default")
+    merged.setdict(settings.copy_to_dict(), priority="project")
+    return merged
 
 
 @implementer(IHostnameResolver)
 class HostsMapResolver:
-    """IHostnameResolver: DNS_HOSTS_MAP pins, else the reactor's own resolver; every
-    answer passes the address policy, so even a fetch that skipped the frontier
-    (none should) cannot reach a refused network."""
+    """IHostnameResolver over the process's HostResolver: one address per name, the
+    one the frontier routes the name's URLs to."""
 
-    def __init__(
-        self,
-        reactor: ReactorBase,
-        hosts_map: dict[str, str],
-        map_only: bool = False,
-        policy: AddressPolicy | None = None,
-    ) -> None:
+    def __init__(self, reactor: ReactorBase, own: HostResolver) -> None:
         self.reactor = reactor
-        self.hosts_map = hosts_map
-        self.map_only = map_only
-        self.policy = policy or AddressPolicy()
-        self.original_resolver: IHostnameResolver = reactor.nameResolver
+        self.own = own
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, reactor: ReactorBase) -> HostsMapResolver:
         # Bad values raise ValueError naming the setting; the crawl command checks them
         # before the reactor starts so the operator sees one line, not a traceback.
-        settings = crawler.settings
-        return cls(
-            reactor,
-            parse_hosts_map(settings.get("DNS_HOSTS_MAP")),
-            settings.getbool("DNS_HOSTS_MAP_ONLY"),
-            AddressPolicy(parse_networks(settings.getlist("DNS_ALLOWED_NETWORKS"))),
-        )
+        settings = _with_project_defaults(crawler.settings)
+        return cls(reactor, HostResolver(DnsSettings.from_settings(settings)))
 
     def install_on_reactor(self) -> None:  # Scrapy calls it for TWISTED_DNS_RESOLVER
         self.reactor.installNameResolver(self)
@@ -131,17 +83,25 @@ class HostsMapResolver:
         addressTypes: Sequence[type[IAddress]] | None = None,
         transportSemantics: str = "TCP",
     ) -> IHostResolution:
-        receiver = _PolicyReceiver(resolutionReceiver, hostName, self.policy)
-        pinned = self.hosts_map.get(hostName.lower().rstrip("."))
-        if pinned is None and not self.map_only:
-            return self.original_resolver.resolveHostName(
-                receiver, hostName, portNumber, addressTypes, transportSemantics
-            )
-        # Pinned, or unmapped in a sandboxed crawl (tests, the demo): answer here,
-        # with no address at all rather than asking a real DNS server.
         resolution = HostResolution(hostName)
-        receiver.resolutionBegan(resolution)
-        if pinned is not None:
-            receiver.addressResolved(_address(pinned, portNumber))
-        receiver.resolutionComplete()
+        resolutionReceiver.resolutionBegan(resolution)
+        done = deferred_from_coro(self._resolve(hostName.lower().rstrip(".")))
+
+        def answer(ip: str | None) -> None:
+            if ip is not None:
+                resolutionReceiver.addressResolved(_address(ip, portNumber))
+            resolutionReceiver.resolutionComplete()
+
+        done.addCallback(answer)
         return resolution
+
+    async def _resolve(self, host: str) -> str | None:
+        """The name's address; None (no address: Scrapy's DNSLookupError) when it fails."""
+        resolver = registered_resolver() or self.own
+        try:
+            return await resolver.resolve(host)
+        except AddressRefused as exc:
+            logger.warning("Refusing %s", exc)
+        except Exception as exc:  # DNS failures come in many types
+            logger.debug("Resolving %s for a fetch failed: %s", host, exc)
+        return None

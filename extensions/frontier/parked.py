@@ -2,9 +2,11 @@
 (parked) until this worker resolves the host and routes them to its IP's back queue.
 
 Replies name the parked hosts whose resolution is due, claimed for this worker. A
-refused address (DNS_* address policy) drops the host's URLs; a failed resolution is
-retried FRONTIER_DNS_RETRIES times, FRONTIER_DNS_RETRY_DELAY * 4^n apart, then the
-URLs are dropped so a finite crawl still ends.
+name that resolves into a refused network (DNS_ALLOWED_NETWORKS, extensions/dns/policy.py)
+is a refusal, not a failure: its URLs are dropped at once, with one line naming the rule
+(the answer stays cached, so later URLs of the host are rejected at admission, silently).
+A failed resolution is retried FRONTIER_DNS_RETRIES times, FRONTIER_DNS_RETRY_DELAY * 4^n
+apart, then the URLs are dropped so a finite crawl still ends.
 """
 
 from __future__ import annotations

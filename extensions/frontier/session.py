@@ -24,7 +24,7 @@ from extensions.admission.filters import compile_block_rules
 from extensions.admission.noise import noise_learned
 from extensions.admission.prioritizer import Prioritizer
 from extensions.admission.seen import UrlSeen
-from extensions.dns.cache import DnsSettings, HostResolver
+from extensions.dns.cache import HostResolver, process_resolver
 from extensions.frontier.background import Background
 from extensions.frontier.batching import Batches
 from extensions.frontier.config import frontier_config, scheduler_settings
@@ -88,7 +88,7 @@ class SchedulerSetup:
         config = frontier_config(settings)
         opts = scheduler_settings(settings)
         try:
-            resolver = HostResolver(DnsSettings.from_settings(settings), stats=crawler.stats)
+            resolver = process_resolver(settings, crawler.stats)
             url_filter = url_filter_from_settings(settings)
             robots_enabled = settings.getbool("ROBOTS_ENABLED")
             robots_policy = RobotsPolicy.from_settings(settings) if robots_enabled else None

@@ -15,6 +15,7 @@ from twisted.internet.error import DNSLookupError
 
 from extensions.admission.records import AdmitItem
 from extensions.dns.cache import DnsSettings, HostResolver
+from extensions.dns.lookup import Answer
 from extensions.dns.policy import AddressPolicy
 from extensions.frontier.admin import ALL, FrontierAdmin, UnknownHost
 from extensions.frontier.core import DownloadEvent, Frontier, FrontierReply
@@ -163,15 +164,17 @@ def test_ip_of_reads_literals_pins_and_the_resolvers_shared_cache(admin: Frontie
 
 
 async def _resolve(admin: FrontierAdmin, answers: dict[str, str], hosts: list[str]) -> None:
-    async def lookup(host: str, timeout: float) -> str:
+    async def lookup(host: str) -> Answer:
         if host not in answers:
             raise DNSLookupError(host)
-        return answers[host]
+        return Answer((answers[host],), 60.0)
 
     client = await twin(admin)
     settings = DnsSettings(
         hosts_map={},
         map_only=False,
+        servers=(),
+        ttl_min=1.0,
         cache_ttl=60.0,
         stale_max=600.0,
         negative_ttl=10.0,
