@@ -38,15 +38,18 @@ FRONTIER_IP_CONCURRENCY = 1
 FRONTIER_PRIORITY_WEIGHTS = [16, 8, 4, 2, 1]
 # Seconds a lease lives unacked before re-delivery; 0 = DOWNLOAD_TIMEOUT + 60.
 FRONTIER_LEASE_TTL = 0
-# First 429/503 backoff (s) without Retry-After; doubles per repeat, with jitter.
+# Backoff (s) after a 429/503 without Retry-After / a timeout, reset or 5xx; x2 per failure in
+# a row up to the max (Retry-After too). Retries: failures (a timeout: 1), 429/503s (retry.py).
 FRONTIER_BACKOFF_BASE = 5.0
-# Cap (s) on any backoff, Retry-After included.
+FRONTIER_FAILURE_BACKOFF_BASE = 2.0
 FRONTIER_BACKOFF_MAX = 600.0
-# Consecutive timeouts that quarantine an IP, and for how long (s).
+RETRY_TIMES = 2
+FRONTIER_MAX_BACKOFFS = 10
+# Consecutive failures that quarantine an IP, and for how long (s); x2 per repeat (max 6 h).
 FRONTIER_QUARANTINE_AFTER = 5
 FRONTIER_QUARANTINE_S = 600.0
-# delay >= factor x last response time; 0 = off (adaptive politeness).
-FRONTIER_ADAPTIVE_DELAY_FACTOR = 0.0
+# delay >= factor x moving average of response times (README "Politeness"); 0 = off.
+FRONTIER_ADAPTIVE_DELAY_FACTOR = 2.0
 # Seconds between frontier polls when this worker has nothing ready.
 FRONTIER_POLL_INTERVAL = 1.0
 # Fetched pages awaiting parse/pipelines before leasing more (content feedback lag); 0 = no bound.
@@ -69,11 +72,11 @@ SPIDER_MIDDLEWARES = {
     # Stamps each yielded request with its source and parent (the prioritizer's inputs).
     "extensions.admission.sources.SourceMiddleware": 950,
 }
-DOWNLOADER_MIDDLEWARES = {
-    # Innermost: reports each fetch's end, status and Retry-After to the frontier.
+DOWNLOADER_MIDDLEWARES = {  # innermost first: outcomes to the frontier, failures by cause, retries
     "extensions.frontier.middleware.FrontierDownloaderMiddleware": 950,
-    # Counts every failed fetch attempt by cause: fetch/errors/dns|connect|timeout|tls|http_5xx...
     "extensions.fetch.errors.FetchErrorsMiddleware": 940,
+    "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
+    "extensions.frontier.retry.FrontierRetryMiddleware": 550,
 }
 
 # --- URL hygiene (canonicalization and filters, applied at admission) ---------------------
@@ -216,9 +219,8 @@ DNS_ALLOWED_NETWORKS: list[str] = []
 # The frontier owns pacing: Scrapy's start-to-start delay and AutoThrottle stay off.
 DOWNLOAD_DELAY = 0
 AUTOTHROTTLE_ENABLED = False
-# Total in-flight requests per process; per-IP concurrency is the frontier's job.
+# Requests in flight per process, and per downloader slot (keyed by IP: meta["download_slot"]).
 CONCURRENT_REQUESTS = 64
-# Downloader slots are keyed by IP (meta["download_slot"]); one request at a time per slot.
 CONCURRENT_REQUESTS_PER_DOMAIN = 1
 # Seconds before a download is abandoned (connect + transfer).
 DOWNLOAD_TIMEOUT = 30
@@ -246,8 +248,6 @@ CONTENT_TYPES_WANTED = [
 REDIRECT_MAX_TIMES = 5
 # Scrapy's robots middleware is replaced by the crawl policy gates (robots issue).
 ROBOTSTXT_OBEY = False
-# Retries of network failures and 5xx.
-RETRY_TIMES = 2
 # Every status reaches the spider: a 404 is a fetched document with a metadata row.
 HTTPERROR_ALLOW_ALL = True
 

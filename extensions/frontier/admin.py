@@ -47,7 +47,7 @@ MARK_BATCH = 500
 # Back queues sampled for the oldest-URL estimate (reading every head would be O(IPs)).
 SAMPLED_BACK_QUEUES = 200
 # Fields of an IP's politeness state that are delay sources (lua/ready_heap.lua: ip_delay).
-DELAY_FIELDS = ("crawl_delay", "override", "adaptive")
+DELAY_FIELDS = ("crawl_delay", "override", "adaptive", "throttle")  # throttle: 429/503 AIMD
 
 
 class Scope(Enum):

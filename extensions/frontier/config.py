@@ -24,6 +24,8 @@ FRONTIER = Table(
     Setting("FRONTIER_IP_CONCURRENCY", "ip_concurrency", int, at_least(1)),
     Setting("PRIORITY_LANES", "lanes", int, at_least(1)),
     Setting("FRONTIER_BACKOFF_BASE", "backoff_base", float, above(0)),
+    # Issue 13's floor: a timeout, reset or 5xx keeps its IP idle for at least 1 s.
+    Setting("FRONTIER_FAILURE_BACKOFF_BASE", "failure_backoff_base", float, at_least(1)),
     Setting("FRONTIER_BACKOFF_MAX", "backoff_max", float, at_least("FRONTIER_BACKOFF_BASE")),
     Setting("FRONTIER_QUARANTINE_AFTER", "quarantine_after", int, at_least(1)),
     Setting("FRONTIER_QUARANTINE_S", "quarantine_s", float, at_least(0)),
@@ -66,6 +68,7 @@ class SchedulerSettings:
     robots_sitemaps: bool
     shards: int  # 0 = auto (sharded.crawl_shards)
     max_processing: int  # fetched pages not yet processed before leasing more; 0 = no bound
+    max_backoffs: int  # 429/503 answers a page waits out before it is given up (retry.py)
 
 
 SCHEDULER = Table(
@@ -82,6 +85,7 @@ SCHEDULER = Table(
     Setting("ROBOTS_SITEMAPS", "robots_sitemaps", bool),
     Setting("FRONTIER_SHARDS", "shards", int, at_least(0)),
     Setting("FRONTIER_MAX_PROCESSING", "max_processing", int, at_least(0)),
+    Setting("FRONTIER_MAX_BACKOFFS", "max_backoffs", int, at_least(0)),
 )
 
 

@@ -33,15 +33,22 @@ class FrontierConfig:
     lanes: int  # lanes of an IP's back queue (score buckets, the best first)
     lease_ttl: float  # a lease not acked within this is re-delivered
     backoff_base: float  # first 429/503 backoff without Retry-After, doubled per repeat
+    failure_backoff_base: float  # first backoff after a timeout, reset or 5xx, doubled too
     backoff_max: float  # cap on any backoff, Retry-After included
-    quarantine_after: int  # consecutive timeouts that quarantine an IP
-    quarantine_s: float  # how long a quarantined IP waits
-    adaptive_factor: float  # delay >= factor x last response time (0 = off)
+    quarantine_after: int  # consecutive failures that quarantine an IP
+    quarantine_s: float  # how long a quarantined IP waits the first time
+    adaptive_factor: float  # delay >= factor x moving average of response times (0 = off)
     max_pages_per_host: int  # URLs admitted per host per crawl (0 = no budget)
     max_per_pattern: int  # URLs admitted per URL pattern (0 = no cap)
     recrawl_share: float  # fetches of an IP given to re-crawls when both kinds wait
     traps: TrapConfig  # budgets and trap feedback in the admit/report scripts (PRIORITY_*)
     refill_batch: int = 1000  # front-queue entries routed per script call at most (no setting)
+    # A quarantine repeated without a success in between doubles up to this (no setting):
+    # an IP down for a day is probed a few times, not never (600 s doubled 5 times: 5.3 h).
+    quarantine_max_s: float = 6 * 3600.0
+    # AIMD after a 429/503 halved an IP's rate: each success gives back this share of full
+    # speed (no setting): one halving is undone in 5 successes, as TCP's +1 per round trip.
+    rate_step: float = 0.1
 
     @property
     def priorities(self) -> int:
@@ -112,6 +119,7 @@ class DownloadEvent:
     host: str | None = None  # 'done': counted per host for operators; 'ack': its page's
     outcome: str | None = None  # 'ack': new, duplicate, soft_404, not_found (trap feedback)
     patterns: tuple[str, ...] = ()  # 'ack': the page's URL patterns (admission/patterns.py)
+    failed: bool = False  # 'done': connection refused, reset or lost (counts against the IP)
 
     def lua(self) -> dict[str, Any]:
         event: dict[str, Any] = {"t": self.kind, "id": self.lease_id, "at": self.at}
@@ -121,6 +129,8 @@ class DownloadEvent:
             event["retry_after"] = self.retry_after
         if self.timeout:
             event["timeout"] = True
+        if self.failed:
+            event["fail"] = True
         if self.latency is not None:
             event["latency"] = self.latency
         if self.block_until is not None:

@@ -1,8 +1,9 @@
 """Downloader middleware that tells the frontier when a fetch ends, and how.
 
 It sits innermost (FRONTIER_DOWNLOADER_MIDDLEWARE order 950, past HttpCache at
-900), so it sees the raw outcome first: the status and Retry-After for backoff,
-and timeouts for quarantine, before retry or redirect middlewares act on them.
+900), so it sees the raw outcome first: the status and Retry-After for backoff and
+the throttle, timeouts and connection failures for the failure backoff and quarantine,
+before retry or redirect middlewares act on them.
 """
 
 from __future__ import annotations
@@ -10,10 +11,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from scrapy.exceptions import DownloadTimeoutError
-from twisted.internet.error import TCPTimedOutError
-from twisted.internet.error import TimeoutError as TxTimeoutError
-
+from extensions.fetch.errors import classify
 from extensions.fetch.http_dates import http_time
 from extensions.frontier.scheduler import frontier_scheduler
 
@@ -22,8 +20,10 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
-# Scrapy 2.19 wraps Twisted's timeouts in DownloadTimeoutError; both are listed.
-_TIMEOUTS = (DownloadTimeoutError, TxTimeoutError, TCPTimedOutError, TimeoutError)
+# Failures besides timeouts that count against the IP (fetch/errors.py's causes): the
+# server refused or dropped the connection. A DNS or TLS failure, or an unknown one,
+# says nothing about the server's load.
+_IP_FAILURES = frozenset({"connect", "dropped"})
 
 
 def retry_after_seconds(value: bytes | None, now: float | None = None) -> float | None:
@@ -57,4 +57,7 @@ class FrontierDownloaderMiddleware:
     def process_exception(self, request: Request, exception: Exception) -> None:
         scheduler = frontier_scheduler(self.crawler)
         if scheduler is not None:
-            scheduler.download_done(request, timeout=isinstance(exception, _TIMEOUTS))
+            cause = classify(exception)
+            scheduler.download_done(
+                request, timeout=cause == "timeout", failed=cause in _IP_FAILURES
+            )

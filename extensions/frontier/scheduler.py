@@ -117,6 +117,7 @@ class FrontierScheduler:
         status: int = 0,
         retry_after: float | None = None,
         timeout: bool = False,
+        failed: bool = False,
     ) -> None:
         lease_id = request.meta.get("frontier_lease")
         if (
@@ -137,6 +138,7 @@ class FrontierScheduler:
                 timeout,
                 latency,
                 host=host_of(request.url),
+                failed=failed,
             )
         )
 

@@ -1,17 +1,25 @@
 -- include: util
 -- Ready heap: IP -> next_fetch_at, the earliest politely allowed start (invariant 2),
--- with delay(IP) = max(configured, robots Crawl-delay, operator override, adaptive).
+-- with delay(IP) = max(configured, robots Crawl-delay, operator override, adaptive,
+-- throttle) and backoff/quarantine in blocked_until (outcome.lua writes those).
 -- Keys: K.ready (ZSCORE, ZADD); F.ip .. ip read: crawl_delay, override, adaptive,
--- last_end, last_start, blocked_until, inflight.
+-- throttle, last_end, last_start, blocked_until, inflight.
 
-local function ip_delay(ip)
-  local h = redis.call('HMGET', F.ip .. ip, 'crawl_delay', 'override', 'adaptive')
+-- The IP's delay without its 429/503 throttle (the throttle is a multiple of it), and
+-- the throttle (0 when none).
+local function delay_parts(ip)
+  local h = redis.call('HMGET', F.ip .. ip, 'crawl_delay', 'override', 'adaptive', 'throttle')
   local d = CFG.delay
   for i = 1, 3 do
     local v = tonumber(h[i])
     if v and v > d then d = v end
   end
-  return d
+  return d, num(h[4], 0)
+end
+
+local function ip_delay(ip)
+  local d, throttle = delay_parts(ip)
+  return math.max(d, throttle)
 end
 
 -- Earliest politely allowed start: delay counted from the end of the previous

@@ -7,8 +7,8 @@
 -- closing with leases buffered): the record returns to the head of its queue.
 -- An 'ack' of a fetched page carries its outcome (o: new, duplicate, soft_404, not_found),
 -- host and patterns (pt): trap feedback for the page's URL pattern (traps.lua).
--- A.events: list of {t='done'|'ack'|'release', id, at, status, retry_after, timeout, latency,
--- block_until, o, host, pt}
+-- A.events: list of {t='done'|'ack'|'release', id, at, status, retry_after, timeout, fail,
+-- latency, block_until, o, host, pt}
 
 for _, ev in ipairs(A.events) do
   local ip = string.match(ev.id, '^(.*)#')

@@ -1,0 +1,107 @@
+"""Scrapy's RetryMiddleware, with the frontier's politeness in mind (issue 13).
+
+Scrapy counts a 429 or 503 against RETRY_TIMES and gives the page up after two retries,
+although the frontier honoured each Retry-After: a rate-limited host's pages were lost.
+Here a 429/503 is not a retry but a backoff: the page goes back to the frontier with its
+own count (meta["frontier_backoffs"]), outside the retry budget, and is given up only
+after FRONTIER_MAX_BACKOFFS of them, with a warning and a stat; the spider still gets
+the last response, so the page has its metadata row (status 429 or 503).
+
+A timed-out page is retried at most once (TIMEOUT_RETRIES): each attempt held the server's
+only slot for the whole DOWNLOAD_TIMEOUT. Other failures keep RETRY_TIMES.
+
+Every retry and backoff goes back through the scheduler (engine.crawl), so with the
+frontier it joins its IP's back queue and starts no earlier than the IP's backoff
+(outcome.lua sets blocked_until when the fetch's end is reported, before the retry is
+leased). Without the frontier (another SCHEDULER) this is Scrapy's RetryMiddleware.
+
+Stats:
+    frontier/backoff_requeued    a 429/503 page sent back to wait for its IP's backoff
+    frontier/backoff_gave_up     a page given up after FRONTIER_MAX_BACKOFFS backoffs
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from scrapy.downloadermiddlewares.retry import RetryMiddleware, get_retry_request
+
+from extensions.fetch.errors import classify
+from extensions.frontier.config import scheduler_settings
+from extensions.frontier.scheduler import frontier_scheduler
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from scrapy import Request, Spider
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+logger = logging.getLogger(__name__)
+
+RATE_LIMITED = frozenset({429, 503})
+BACKOFFS_META = "frontier_backoffs"
+# The issue's bound: a timeout is retried once, never more, whatever RETRY_TIMES says.
+TIMEOUT_RETRIES = 1
+
+
+class FrontierRetryMiddleware(RetryMiddleware):
+    max_backoffs: int
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        middleware = super().from_crawler(crawler)
+        middleware.max_backoffs = scheduler_settings(crawler.settings).max_backoffs
+        return middleware
+
+    def process_response(
+        self, request: Request, response: Response, spider: Spider | None = None
+    ) -> Request | Response:
+        if (
+            response.status not in RATE_LIMITED
+            or request.meta.get("dont_retry", False)
+            or frontier_scheduler(self.crawler) is None
+        ):
+            return super().process_response(request, response)
+        return self._back_off(request, response)
+
+    def process_exception(
+        self, request: Request, exception: Exception, spider: Spider | None = None
+    ) -> Request | Response | None:
+        if (
+            not isinstance(exception, self.exceptions_to_retry)
+            or request.meta.get("dont_retry", False)
+            or classify(exception) != "timeout"
+        ):
+            return super().process_exception(request, exception)
+        limit = request.meta.get("max_retry_times", self.max_retry_times)
+        assert self.crawler.spider is not None
+        return get_retry_request(
+            request,
+            spider=self.crawler.spider,
+            reason=exception,
+            max_retry_times=min(limit, TIMEOUT_RETRIES),
+            priority_adjust=request.meta.get("priority_adjust", self.priority_adjust),
+            give_up_log_level=request.meta.get("give_up_log_level", self.give_up_log_level),
+        )
+
+    def _back_off(self, request: Request, response: Response) -> Request | Response:
+        """The page again, after its IP's backoff; the response once the backoffs run out."""
+        stats = self.crawler.stats
+        assert stats is not None
+        backoffs = request.meta.get(BACKOFFS_META, 0) + 1
+        if backoffs > self.max_backoffs:
+            stats.inc_value("frontier/backoff_gave_up")
+            logger.warning(
+                "Gave up on %s: answered %d after %d backoffs (FRONTIER_MAX_BACKOFFS)",
+                request.url,
+                response.status,
+                self.max_backoffs,
+            )
+            return response
+        again = request.copy()
+        again.meta[BACKOFFS_META] = backoffs
+        again.dont_filter = True  # the same URL again: URL-seen would refuse it
+        stats.inc_value("frontier/backoff_requeued")
+        return again
