@@ -32,7 +32,7 @@ from extensions.frontier.core import DownloadEvent
 from extensions.frontier.dispatch import Dispatch
 from extensions.frontier.ending import EndOfCrawl
 from extensions.frontier.feeding import RecrawlFeeding
-from extensions.frontier.leases import LeaseBook
+from extensions.frontier.leases import LeaseBook, LeaseRenewal
 from extensions.frontier.leasing import LeaseLoop
 from extensions.frontier.parked import ParkedHosts
 from extensions.frontier.sharded import crawl_shards, open_frontier
@@ -144,6 +144,9 @@ class FrontierSession:
         self.stats = opened.engine.crawler.stats
         self.background = Background(opened.engine, self.stats, opts.max_redis_failures)
         self.book = LeaseBook()
+        self.renewal = LeaseRenewal(
+            frontier=self.frontier, book=self.book, background=self.background, clock=clock
+        )
         self.parked = ParkedHosts(
             frontier=self.frontier,
             resolver=setup.resolver,
@@ -228,6 +231,7 @@ class FrontierSession:
     async def close(self, reason: str) -> None:
         self.background.closing = True
         self.leasing.timer.cancel()
+        await self.renewal.stop()
         now = self.clock()
         # Leases still buffered never reached the downloader: hand them back.
         for lease_id in self.book.drain():
@@ -286,6 +290,7 @@ async def open_session(
         setup.config.back_queues,
         setup.config.lease_ttl,
     )
+    session.renewal.start()
     return session
 
 
