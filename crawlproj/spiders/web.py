@@ -10,7 +10,8 @@ is lost.
 After the checkpoint, ``parse`` leaves the page's outcome for the frontier in
 ``response.meta["frontier_outcome"]`` (its URL pattern's score learns from it):
 "new" (a 2xx of unique content), "duplicate" (an exact or near duplicate, or a
-copy of another page's template: the content pipeline's TEMPLATE_COPY_META),
+copy of another page's template: the content pipeline's TEMPLATE_COPY_META), "copy"
+(a duplicate of a page of its own URL pattern: that page was no new content either),
 "soft_404", or "unchanged" (a re-crawl found the same copy: same body or main
 text, or a 304). Other statuses, released pages and probes carry none: the
 frontier sees the status itself.
@@ -53,6 +54,7 @@ from crawlproj.links import extract_links
 from crawlproj.pipelines.content import TEMPLATE_COPY_META
 from crawlproj.pipelines.soft404 import Soft404Checker, soft404_checker
 from crawlproj.seeds import SeedLine, read_seed_arg
+from extensions.admission.patterns import url_patterns
 from extensions.content.soft404 import SEND_PROBE_META, probe_url
 from extensions.content.template import blames
 from extensions.pagestore.protocol import StoreUnavailable
@@ -301,7 +303,12 @@ def frontier_outcome(item: PageItem, meta: dict[str, Any] | None = None) -> str 
     if original:
         # Neutral when the first copy was a longer spelling of this URL (blames).
         url = item.get("url")
-        return "duplicate" if not url or blames(url, original) else None
+        if not url:
+            return "duplicate"
+        if not blames(url, original):
+            return None
+        same = url_patterns(url).fine == url_patterns(original).fine
+        return "copy" if same else "duplicate"
     status = item.get("status") or 0
     return "new" if 200 <= status < 300 else None
 

@@ -18,7 +18,13 @@ from extensions.admission.filters import (
     host_of,
 )
 from extensions.admission.noise import strip_params
-from extensions.admission.patterns import UrlParts, pattern_strings, split_canonical, url_patterns
+from extensions.admission.patterns import (
+    UrlParts,
+    family_of,
+    pattern_strings,
+    split_canonical,
+    url_patterns,
+)
 from extensions.admission.prioritizer import PARENT_META, SOURCE_META, Prioritizer
 from extensions.admission.records import NO_PATTERNS, AdmitItem, encode_request, mark_recrawl
 from extensions.config import STRINGS, Setting, Table, at_least, read
@@ -96,13 +102,15 @@ class Admission:
         score = self.prioritizer.score(request, canonical) + 5 * request.priority
         return min(100.0, max(0.0, score))
 
-    def closed(self, url: str) -> bool:
+    def closed(self, url: str, listed: bool = False) -> bool:
         """A URL of a pattern trap feedback closed (dispatch drops it unless a probe)."""
         if not self.closed_patterns:
             return False
         p = url_patterns(url)
         path = "p|" + p.path_key if p.path_key else ""
-        return not self.closed_patterns.isdisjoint((p.fine, p.coarse, path))
+        # Sitemap URLs pass a closed family: the site lists them as its pages (traps.lua).
+        family = "f|" + p.family if p.family and not listed else ""
+        return not self.closed_patterns.isdisjoint((p.fine, p.coarse, path, family))
 
     def _pattern_fields(self, parts: UrlParts) -> tuple[str, str, str, str, str]:
         fine, coarse, host_wide, path_key = pattern_strings(parts)
@@ -132,20 +140,24 @@ class Admission:
         except AddressRefused as exc:
             raise Rejected(f"address/{exc.reason}") from None
         score = self.score_of(request, parts)
+        if self.prioritizer.ends_calendar_walk(request, parts, score):
+            raise Rejected("calendar_walk")
         record = encode_request(
             request, spider, keep_referer=self.keep_referer, url=canonical, score=score
         )
         filtered = not request.dont_filter
+        patterns = self._pattern_fields(parts) if filtered else NO_PATTERNS
         return AdmitItem(
             seen_key=seen_key(canonical) if filtered else "",
             ip=ip,
             host=host,
             priority=self.priority_of(request),
             record=mark_recrawl(record, bool(meta.get("recrawl"))),
-            patterns=self._pattern_fields(parts) if filtered else NO_PATTERNS,
+            patterns=patterns,
             score=score,
             referrer=self._referrer_key(meta.get(PARENT_META), host),
             sitemap=meta.get(SOURCE_META) == "sitemap",
+            family=family_of(patterns[0]) if filtered else "",
         )
 
     def _referrer_key(self, parent: tuple[float | None, str] | None, host: str) -> str:

@@ -45,6 +45,7 @@ class UrlPatterns:
     coarse: str
     host_wide: str
     path_key: str
+    family: str = ""  # the fine pattern's siblings (family_of); '' when it has none
 
 
 def path_template(path: str) -> str:
@@ -112,7 +113,29 @@ def _parts(host: str, path: str, query: str) -> UrlParts:
 
 def url_patterns(url: str | UrlParts) -> UrlPatterns:
     """The patterns of a canonical URL; a URL without a path counts under the host's "/"."""
-    return UrlPatterns(*pattern_strings(split_url(url) if isinstance(url, str) else url))
+    fine, coarse, host_wide, path_key = pattern_strings(
+        split_url(url) if isinstance(url, str) else url
+    )
+    return UrlPatterns(fine, coarse, host_wide, path_key, family_of(fine))
+
+
+def family_of(fine: str) -> str:
+    """The fine pattern with its last path segment, when a literal name, abstracted to
+    <W>: sibling sections of one template share it (/shop/shoes/?page and
+    /shop/bags/?page; /broken-slug and /other-slug at the root), so trap feedback on
+    two siblings also judges the third before it is fetched. '' when the last segment
+    is already abstracted (<N>, <H>, <L>, a "+" run) or the path is the root."""
+    base, mark, names = fine.partition("?")
+    slash = base.find("/")
+    if slash < 0:
+        return ""
+    segments = base[slash:].split("/")
+    last = len(segments) - 1 if segments[-1] else len(segments) - 2
+    name = segments[last] if last > 0 else ""
+    if not name or "<" in name or name.endswith("+") or not any(c.isalpha() for c in name):
+        return ""
+    segments[last] = "<W>"
+    return base[:slash] + "/".join(segments) + mark + names
 
 
 def pattern_strings(parts: UrlParts) -> tuple[str, str, str, str]:

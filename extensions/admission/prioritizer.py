@@ -130,6 +130,18 @@ class Prioritizer:
             return "recrawl"
         return "link" if request.meta.get("depth", 0) else "seed"
 
+    @staticmethod
+    def ends_calendar_walk(request: Request, parts: UrlParts, score: float) -> bool:
+        """A calendar's link from a calendar page whose score has sunk to 0: every hop
+        of a next/previous-month walk costs PRIORITY_CALENDAR_PENALTY and inherits only
+        a share of its parent's score, so a walk from a real page ends ~3 hops in,
+        while the walk itself would never end. Real dated pages are reached from
+        listings and sitemaps, not by walking month by month."""
+        if score > 0 or request.meta.get(SCORE_META) is not None or not is_calendar(parts):
+            return False
+        parent: tuple[float | None, str] | None = request.meta.get(PARENT_META)
+        return parent is not None and bool(parent[1]) and is_calendar(parent[1])
+
     def faceted(self, parts: UrlParts) -> bool:
         """A query parameter named like a facet/sort/session (the facet cap counts it)."""
         return not parts.names.isdisjoint(self._facets)

@@ -185,8 +185,9 @@ class AdmitItem:
     """One request to admit: seen_key '' skips URL-seen and budgets (dont_filter),
     ip '' parks it until its host resolves; priority -1 = the bucket of the score (with
     the host's importance and its pattern's feedback, in the admit script); patterns:
-    fine, coarse, host-wide, path key, facet key (admission/patterns.py); referrer: the URL-seen key
-    of (referring host, host), '' for a same-host link."""
+    fine, coarse, host-wide, path key, facet key, and family: its siblings' pattern
+    (admission/patterns.py); referrer: the URL-seen key of (referring host, host), ''
+    for a same-host link."""
 
     seen_key: str
     ip: str
@@ -197,6 +198,7 @@ class AdmitItem:
     score: float = 0.0
     referrer: str = ""
     sitemap: bool = False
+    family: str = ""
 
     def lua(self) -> list[Any]:
         return [
@@ -209,4 +211,5 @@ class AdmitItem:
             round(self.score, 1),
             self.referrer,
             int(self.sitemap),
+            self.family,
         ]

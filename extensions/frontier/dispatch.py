@@ -76,7 +76,8 @@ class Dispatch:
         if self.admission.block_rules.match(request.url) is not None:
             self.drop(request, "blocked")
             return
-        if not request.meta.get(PROBE_META) and self.admission.closed(request.url):
+        listed = request.meta.get(SOURCE_META) == "sitemap"
+        if not request.meta.get(PROBE_META) and self.admission.closed(request.url, listed):
             self.drop(request, "pattern_closed")  # trap feedback closed its pattern
             return
         clean = strip_params(request.url, self.admission.noise)

@@ -185,12 +185,12 @@ def page_ack(request: Request, lease_id: str, at: float) -> DownloadEvent:
     outcome = "not_found" if status in NOT_FOUND else request.meta.get("frontier_outcome")
     if outcome is None or request.dont_filter:
         return DownloadEvent("ack", lease_id, at)
-    patterns = url_patterns(request.url)
+    p = url_patterns(request.url)
     return DownloadEvent(
         "ack",
         lease_id,
         at,
         host=host_of(request.url),
         outcome=outcome,
-        patterns=(patterns.fine, patterns.coarse, patterns.host_wide, patterns.path_key),
+        patterns=(p.fine, p.coarse, p.host_wide, p.path_key, p.family),
     )

@@ -239,6 +239,7 @@ def park(item: AdmitItem) -> AdmitItem:
         "s": item.score,
         "rf": item.referrer,
         "sm": int(item.sitemap),
+        "f": item.family,
         "p": item.priority,  # -1 (the score's bucket) is decided in the IP's shard
         "r": item.record,
     }
@@ -264,6 +265,7 @@ def unpark(entry: bytes, host: str, ip: str) -> AdmitItem:
         score=float(parked.get("s", 0.0)),
         referrer=parked.get("rf", ""),
         sitemap=bool(parked.get("sm", 0)),
+        family=parked.get("f", ""),
     )
 
 

@@ -168,7 +168,7 @@ class FrontierKeys:
 
     @property
     def noise_counts(self) -> str:
-        """"<host> <parameter>" -> duplicates that differed only in it (admission/noise.py)."""
+        """Per "<host> <parameter>": duplicates that differed only in it (admission/noise.py)."""
         return f"{self.crawl_prefix}:noise_counts"
 
     @property

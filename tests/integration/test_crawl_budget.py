@@ -22,11 +22,11 @@ from tests.integration.test_operator_commands import verb
 # Real pages the crawl must reach (the issue's bar).
 MIN_COVERAGE = 0.98
 # Requests on trap URLs, of all requests (robots.txt aside). The issue asks for <= 5%;
-# this web's families cost 17-23% in measured crawls (bench/README.md, "Crawl budget"):
-# broken links and the first pages of every trap pattern are fetched before feedback can
+# this web's families cost 10-11% in measured crawls (bench/README.md, "Crawl budget"):
+# broken links and the first pages of every trap family are fetched before feedback can
 # judge them, and the order varies from run to run (when a sitemap arrives, which copy of a
 # session duplicate comes first). The bar holds that range with room to spare.
-MAX_TRAP_SHARE = 0.27
+MAX_TRAP_SHARE = 0.17
 
 
 def settings_for(web: TestWeb, **extra: Any) -> dict[str, Any]:
@@ -75,12 +75,16 @@ def test_trap_feedback_closed_patterns_and_the_report_lists_them(trap_crawl) -> 
     report = json.loads(next(data.rglob("*-report.json")).read_text())
     closed = report["stats"]["frontier/closed_patterns"]
     assert any("/docs/v<N>/more+/" in p for p in closed), closed  # a growing path
-    assert any("/events" in p for p in closed), closed  # a query calendar
+    # Calendars: a walk ends where its score reaches 0, or feedback closes its pattern.
+    walked = report["stats"].get("frontier/rejected/calendar_walk", 0)
+    assert walked or any("?month&year" in p for p in closed), closed
 
 
 def test_a_large_sites_first_fetches_are_its_shallow_real_pages(tmp_path: Path) -> None:
     """A host with ~270 real pages and its traps: its first 50 fetches are real pages at
-    the lowest depths, and its home page and sitemap URLs come before depth-5 links."""
+    the lowest depths, and its home page and sitemap URLs come before depth-5 links (before
+    any link 3 hops deep: the site's real pages are listed or 2 hops from the home page,
+    and a calendar walk ends before depth 5)."""
     spec = WebSpec.large_site()
     with TestWeb(spec, lifetime=300) as web:
         seeds = write_seeds(tmp_path / "seeds.txt", web.seeds)
@@ -96,7 +100,7 @@ def test_a_large_sites_first_fetches_are_its_shallow_real_pages(tmp_path: Path) 
     assert pages[0] == web.seeds[0]
     later = sorted(depth[u] for u in pages[50:] if u in real and u in depth)
     assert max(depth[u] for u in first) <= later[len(later) // 2]  # shallower than most
-    deep = [i for i, u in enumerate(pages) if depth.get(u, 0) >= 5]
+    deep = [i for i, u in enumerate(pages) if depth.get(u, 0) >= 3]
     fetched_listed = [i for i, u in enumerate(pages) if u in listed]
     assert deep and fetched_listed and max(fetched_listed) < min(deep)
 

@@ -1,10 +1,10 @@
--- include: util, back_queues, router, traps
+-- include: util, back_queues, ready_heap, router, traps
 -- Admit a batch of requests: URL-seen, crawl budgets and trap feedback (traps.lua), then
 -- route each to its IP's back queue or a front queue, in the lane of its score's bucket;
 -- unresolved hosts park their requests in a pending list.
 -- A.items: list of {seen_key ('' = dont_filter), ip ('' = unresolved), host, prio (-1 =
 -- the score's bucket), rec, fine, coarse, host-wide pattern, path key (query URLs),
--- facet key (faceted URLs), score, referrer pair key, sitemap (0/1)} (AdmitItem.lua).
+-- facet key (faceted URLs), score, referrer pair key, sitemap (0/1), family} (AdmitItem.lua).
 -- Retries and redirects (seen_key '') bypass URL-seen and budgets.
 
 -- Routing is batched within the call: an IP's membership of the active set and its place
@@ -56,8 +56,8 @@ for _, it in ipairs(A.items) do
     if redis.call('SADD', K.seen, seen_key) == 0 then
       verdict = 'duplicate'
     else
-      local item = {host = host, pt = {it[6], it[7], it[8], it[9], it[10]}, prio = prio,
-                    score = it[11], sitemap = it[13]}
+      local item = {host = host, pt = {it[6], it[7], it[8], it[9], it[10], it[14] or ''},
+                    prio = prio, score = it[11], sitemap = it[13]}
       verdict, prio, probe, lane = charge(item)
       -- Refused by trap feedback: URL-seen forgets it, so it may come back once the
       -- pattern reopens (budgets and caps are final for this crawl).

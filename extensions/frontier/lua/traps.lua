@@ -2,7 +2,8 @@
 -- Crawl budget in the admit and report scripts (extensions/admission/budgets.py): URL
 -- patterns and their trap feedback, the facet cap, the sized host budget, host importance.
 -- Keys: K.patterns (pattern -> "admitted,n,bad,fresh,state,probes,count"; "p|<path>" ->
--- the same for all query variants of a path; "q|<path>" -> faceted variants admitted),
+-- the same for all query variants of a path, "f|<family>" for sibling patterns;
+-- "q|<path>" -> faceted variants admitted),
 -- K.trap_hosts (host -> pattern fields held), K.closed_patterns (set),
 -- K.host_pages (host -> URLs admitted), K.host_info ("<host>|r" referring hosts,
 -- "<host>|s" sitemap URLs), K.seen (referrer pair keys), K.host_stats (page outcomes).
@@ -104,12 +105,16 @@ local function charge(it)
   local probe = false
   if pt[1] ~= '' then
     field, new = resolve(host, pt, true)
-    local verdict, path_t = nil, nil
+    local verdict, path_t, family_t = nil, nil, nil
     verdict, t = gate(field)
     if verdict == nil and pt[4] ~= '' then verdict, path_t = gate('p|' .. pt[4]) end
+    -- A sitemap URL passes its family: the site lists it as one of its pages.
+    if verdict == nil and (pt[6] or '') ~= '' and it.sitemap ~= 1 then
+      verdict, family_t = gate('f|' .. pt[6])
+    end
     if verdict == 'pattern_closed' then return verdict end
     probe = verdict == 'probe'
-    state = math.max(t[5], path_t and path_t[5] or OPEN)
+    state = math.max(t[5], path_t and path_t[5] or OPEN, family_t and family_t[5] or OPEN)
     if CFG.max_per_pattern > 0 and t[1] >= CFG.max_per_pattern then return 'pattern_cap' end
     if over_facet_cap(host, pt[5]) then return 'facet_cap' end
   end
@@ -133,7 +138,9 @@ local function charge(it)
   return nil, bucket(score), false, bucket(score, CFG.lanes)
 end
 
-local BAD = {new = 0, duplicate = 1, soft_404 = 1, not_found = 1}
+-- copy: a duplicate of a page of its own pattern (a template walking itself: a growing
+-- query, a next-month link), which recounts that first page as a duplicate too.
+local BAD = {new = 0, duplicate = 1, copy = 1, soft_404 = 1, not_found = 1}
 
 local function judge(field, t)
   local share = 0
@@ -152,10 +159,12 @@ local function judge(field, t)
   end
 end
 
--- One outcome into one pattern's record: decayed counts, then its state.
-local function learn(field, bad)
+-- One outcome into one pattern's record: decayed counts, then its state. `recount`: the
+-- pattern's first copy of one of its own pages, whose "new" is recounted as bad.
+local function learn(field, bad, recount)
   local t = parse_pattern(redis.call('HGET', K.patterns, field))
   local d = 1 - 1 / T.window
+  if recount and t[3] == 0 then t[3] = math.min(t[2], 1) end
   t[2], t[3], t[7] = t[2] * d + 1, t[3] * d + bad, t[7] + 1
   if t[5] == CLOSED then
     if bad == 1 then t[4] = 0 else t[4] = t[4] + 1 end
@@ -171,22 +180,29 @@ local function learn(field, bad)
   save_pattern(field, t)
 end
 
--- A fetched page's outcome (report.lua 'ack' events: ev.o, ev.pt, ev.host) feeds its
--- URL pattern, and its path's query-variant record when it has a query (created here,
--- charged to the host like any pattern field, while the host has room).
+-- A record several patterns share (created at the first outcome, charged to the host like
+-- any pattern field, while the host has room).
+local function learn_shared(host, field, bad)
+  if redis.call('HEXISTS', K.patterns, field) == 0 then
+    local held = num(redis.call('HGET', K.trap_hosts, host), 0)
+    if held >= 2 * T.patterns_per_host then return end
+    held_by(host)
+  end
+  learn(field, bad)
+end
+
+-- A fetched page's outcome (report.lua 'ack' events: ev.o, ev.host, ev.pt = fine, coarse,
+-- host-wide pattern, path key, family: scheduler.page_ack) feeds its
+-- URL pattern; its path's query-variant record ("p|", when it has a query); and its
+-- family's ("f|": the pattern with its last name abstracted, admission/patterns.py), so
+-- siblings of a closed section (/shop/bags/?page after /shop/shoes/?page, a third broken
+-- slug at the root) are judged before they are fetched.
 local function feedback(ev)
   local bad = BAD[ev.o or '']
   if bad == nil or not ev.pt or not ev.host then return end
   redis.call('HINCRBY', K.host_stats, ev.host .. '|page_' .. ev.o, 1)
   local field = resolve(ev.host, ev.pt, false)
-  if field then learn(field, bad) end
-  local path_key = ev.pt[4] or ''
-  if path_key == '' then return end
-  local path_field = 'p|' .. path_key
-  if redis.call('HEXISTS', K.patterns, path_field) == 0 then
-    local held = num(redis.call('HGET', K.trap_hosts, ev.host), 0)
-    if held >= 2 * T.patterns_per_host then return end
-    held_by(ev.host)
-  end
-  learn(path_field, bad)
+  if field then learn(field, bad, ev.o == 'copy') end
+  if (ev.pt[4] or '') ~= '' then learn_shared(ev.host, 'p|' .. ev.pt[4], bad) end
+  if (ev.pt[5] or '') ~= '' then learn_shared(ev.host, 'f|' .. ev.pt[5], bad) end
 end

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from scrapy import Request
 
-from extensions.admission.patterns import url_patterns
+from extensions.admission.patterns import split_url, url_patterns
 from extensions.admission.prioritizer import (
     PARENT_META,
     SCORE_META,
@@ -99,6 +99,35 @@ def test_seed_home_and_sitemap_urls_beat_depth_five_links() -> None:
 )
 def test_patterns_abstract_numbers_tokens_and_query_values(url: str, fine: str) -> None:
     assert url_patterns(url).fine == fine
+
+
+@pytest.mark.parametrize(
+    ("url", "family"),
+    [
+        ("http://h.test/shop/shoes/?page=2&ref=x", "h.test/shop/<W>/?page&ref"),
+        ("http://h.test/broken-slug", "h.test/<W>"),
+        ("http://h.test/blog/my-first-post", "h.test/blog/<W>"),
+        ("http://h.test/shop/", "h.test/<W>/"),
+        ("http://h.test/page/130", ""),  # its last segment is already abstracted
+        ("http://h.test/docs/v1/more/more2/", ""),
+        ("http://h.test/", ""),
+    ],
+)
+def test_a_family_abstracts_the_last_name_of_the_path(url: str, family: str) -> None:
+    assert url_patterns(url).family == family
+
+
+def test_a_calendar_walk_ends_where_its_score_reaches_zero() -> None:
+    def ends(url: str, parent: str, parent_score: float) -> bool:
+        request = Request(url, meta={PARENT_META: (parent_score, parent), "depth": 3})
+        parts = split_url(url)
+        return PRIO.ends_calendar_walk(request, parts, PRIO.score(request, parts))
+
+    month = "http://h.test/calendar/2024/02"
+    assert not ends(month, "http://h.test/", 90)  # entering the calendar from a page
+    assert not ends(month, "http://h.test/calendar/2024/01", 90)  # its first steps
+    assert ends(month, "http://h.test/calendar/2024/01", 10)
+    assert not ends("http://h.test/post", "http://h.test/calendar/2024/01", 0)  # a real link
 
 
 def test_coarse_and_host_wide_patterns() -> None:

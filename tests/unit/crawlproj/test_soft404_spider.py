@@ -259,6 +259,11 @@ def test_frontier_outcome_of_each_kind_of_row() -> None:
         "unchanged"
     )
     assert frontier_outcome(PageItem(status=200, duplicate_of="x")) == "duplicate"
+    # A copy of a page of its own pattern (a growing query): "copy" recounts that page.
+    grown = PageItem(status=200, url="http://h.test/s?q=a+b", duplicate_of="http://h.test/s?q=a")
+    assert frontier_outcome(grown) == "copy"
+    other = PageItem(status=200, url="http://h.test/b/x", duplicate_of="http://h.test/a")
+    assert frontier_outcome(other) == "duplicate"
     assert frontier_outcome(PageItem(status=204)) == "new"
     assert frontier_outcome(PageItem(status=404)) is None
     assert frontier_outcome(PageItem(status=500)) is None

@@ -27,7 +27,12 @@ MakeFrontier = Callable[..., Frontier]
 
 
 def item(
-    url: str, score: float = 50.0, referrer: str = "", host: str = HOST, facet: bool = False
+    url: str,
+    score: float = 50.0,
+    referrer: str = "",
+    host: str = HOST,
+    facet: bool = False,
+    sitemap: bool = False,
 ) -> AdmitItem:
     p = url_patterns(url)
     return AdmitItem(
@@ -39,6 +44,8 @@ def item(
         (p.fine, p.coarse, p.host_wide, p.path_key, p.path_key if facet else ""),
         score=score,
         referrer=referrer,
+        sitemap=sitemap,
+        family=p.family,
     )
 
 
@@ -61,8 +68,9 @@ def run(coro: Any) -> Any:
     return asyncio.run(coro)
 
 
-async def fetch_all(frontier: Frontier, outcome: str) -> list[str]:
-    """Lease every queued URL one at a time (the IP's delay passes), ack with `outcome`."""
+async def fetch_all(frontier: Frontier, outcome: str | Callable[[str], str]) -> list[str]:
+    """Lease every queued URL one at a time (the IP's delay passes), ack with `outcome`
+    (or outcome(url))."""
     urls: list[str] = []
     clock = frontier.clock
     assert isinstance(clock, VirtualClock)
@@ -77,9 +85,10 @@ async def fetch_all(frontier: Frontier, outcome: str) -> list[str]:
         url = record.removeprefix(PROBE_MARK)[6:-2]
         urls.append(url)
         p = url_patterns(url)
-        pt = (p.fine, p.coarse, p.host_wide, p.path_key)
+        pt = (p.fine, p.coarse, p.host_wide, p.path_key, p.family)
         done = DownloadEvent("done", lease_id, clock.now, 200)
-        ack = DownloadEvent("ack", lease_id, clock.now, host=HOST, outcome=outcome, patterns=pt)
+        said = outcome if isinstance(outcome, str) else outcome(url)
+        ack = DownloadEvent("ack", lease_id, clock.now, host=HOST, outcome=said, patterns=pt)
         await frontier.report([done, ack])
     return urls
 
@@ -240,3 +249,35 @@ def test_a_refused_url_costs_its_host_no_pattern_room(make: MakeFrontier) -> Non
     extra, held = run(go())
     assert extra["admitted"] == 1 and extra["refused"] == {"facet_cap": 4}
     assert held == 2  # the admitted URL's pattern and its path's facet counter
+
+
+def test_siblings_of_a_closed_section_are_refused_unless_a_sitemap_lists_them(
+    make: MakeFrontier,
+) -> None:
+    async def go() -> tuple[dict[str, int], int]:
+        frontier = make(min_pages=3, close_share=0.8, probe_every=50)
+        await frontier.admit([item(f"http://{HOST}/shop/shoes/?page={n}") for n in range(4)])
+        await fetch_all(frontier, "duplicate")  # closes ?page of shoes and its family
+        bags = [item(f"http://{HOST}/shop/bags/?page={n}") for n in range(3)]
+        refused = (await frontier.admit(bags)).extra["refused"]
+        listed = item(f"http://{HOST}/shop/hats/?page=1", sitemap=True)
+        return dict(refused), (await frontier.admit([listed])).extra["admitted"]
+
+    refused, listed = run(go())
+    assert refused == {"pattern_closed": 3}  # never fetched: the family was judged
+    assert listed == 1
+
+
+def test_a_copy_of_its_own_patterns_page_recounts_that_page(make: MakeFrontier) -> None:
+    # A growing query: the first page is the template, each next one a copy of it.
+    async def go(second: str) -> bool:
+        frontier = make(min_pages=3, close_share=0.8)
+        urls = [f"http://{HOST}/{second}?q=" + "+w" * n for n in range(1, 4)]  # own pattern
+        for url in urls:  # one at a time: each page links the next
+            await frontier.admit([item(url)])
+            await fetch_all(frontier, lambda u: "new" if u == urls[0] else second)
+        fine = url_patterns(urls[0]).fine
+        return bool(await frontier.redis.sismember(frontier.keys.key("closed_patterns"), fine))
+
+    assert run(go("copy")) is True  # new (recounted), copy, copy: closed after 3 pages
+    assert run(go("duplicate")) is False  # new, duplicate, duplicate: 2 of 3, demoted
