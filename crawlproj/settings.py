@@ -45,9 +45,13 @@ FRONTIER_FAILURE_BACKOFF_BASE = 2.0
 FRONTIER_BACKOFF_MAX = 600.0
 RETRY_TIMES = 2
 FRONTIER_MAX_BACKOFFS = 10
-# Consecutive failures that quarantine an IP, and for how long (s); x2 per repeat (max 6 h).
+# AIMD: share of full speed each success gives back after a 429/503 halved it (0 < x <= 1).
+FRONTIER_RATE_STEP = 0.1
+# Consecutive failures that quarantine an IP, and for how long (s); x2 per repeat.
 FRONTIER_QUARANTINE_AFTER = 5
 FRONTIER_QUARANTINE_S = 600.0
+# Cap (s) on that doubling: an IP down for a day is still probed (600 s x2 5 times: 5.3 h).
+FRONTIER_QUARANTINE_MAX = 21600.0
 # delay >= factor x moving average of response times (README "Politeness"); 0 = off.
 FRONTIER_ADAPTIVE_DELAY_FACTOR = 2.0
 # Seconds between frontier polls when this worker has nothing ready.

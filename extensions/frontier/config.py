@@ -9,7 +9,7 @@ from scrapy.exceptions import NotConfigured
 
 from extensions.admission.budgets import trap_config
 from extensions.admission.priorities import priority_weights
-from extensions.config import Setting, Table, above, at_least, between, read
+from extensions.config import Setting, Table, above, at_least, at_most, between, read
 from extensions.frontier.core import FrontierConfig
 
 if TYPE_CHECKING:
@@ -29,7 +29,12 @@ FRONTIER = Table(
     Setting("FRONTIER_BACKOFF_MAX", "backoff_max", float, at_least("FRONTIER_BACKOFF_BASE")),
     Setting("FRONTIER_QUARANTINE_AFTER", "quarantine_after", int, at_least(1)),
     Setting("FRONTIER_QUARANTINE_S", "quarantine_s", float, at_least(0)),
+    Setting(
+        "FRONTIER_QUARANTINE_MAX", "quarantine_max_s", float, at_least("FRONTIER_QUARANTINE_S")
+    ),
     Setting("FRONTIER_ADAPTIVE_DELAY_FACTOR", "adaptive_factor", float, at_least(0)),
+    # 0 would never give a halved rate back; 1 is back to full speed at the first success.
+    Setting("FRONTIER_RATE_STEP", "rate_step", float, above(0), at_most(1)),
     Setting("FRONTIER_MAX_PAGES_PER_HOST", "max_pages_per_host", int, at_least(0)),
     Setting("URL_MAX_PER_PATTERN", "max_per_pattern", int, at_least(0)),
     Setting("RECRAWL_SHARE", "recrawl_share", float, between(0, 1)),

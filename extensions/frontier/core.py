@@ -37,18 +37,14 @@ class FrontierConfig:
     backoff_max: float  # cap on any backoff, Retry-After included
     quarantine_after: int  # consecutive failures that quarantine an IP
     quarantine_s: float  # how long a quarantined IP waits the first time
+    quarantine_max_s: float  # cap on a quarantine doubled per repeat without a success
     adaptive_factor: float  # delay >= factor x moving average of response times (0 = off)
+    rate_step: float  # AIMD: share of full speed each success gives back after a 429/503
     max_pages_per_host: int  # URLs admitted per host per crawl (0 = no budget)
     max_per_pattern: int  # URLs admitted per URL pattern (0 = no cap)
     recrawl_share: float  # fetches of an IP given to re-crawls when both kinds wait
     traps: TrapConfig  # budgets and trap feedback in the admit/report scripts (PRIORITY_*)
     refill_batch: int = 1000  # front-queue entries routed per script call at most (no setting)
-    # A quarantine repeated without a success in between doubles up to this (no setting):
-    # an IP down for a day is probed a few times, not never (600 s doubled 5 times: 5.3 h).
-    quarantine_max_s: float = 6 * 3600.0
-    # AIMD after a 429/503 halved an IP's rate: each success gives back this share of full
-    # speed (no setting): one halving is undone in 5 successes, as TCP's +1 per round trip.
-    rate_step: float = 0.1
 
     @property
     def priorities(self) -> int:

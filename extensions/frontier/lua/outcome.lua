@@ -7,9 +7,11 @@
 -- K.host_stats ("<host>|fetched", "<host>|<class>", "<host>|last_fetch"); K.stats
 -- (backoff, failure_backoff, quarantined).
 --   429/503: blocked for Retry-After (capped) or the backoff, and AIMD: the throttle (a
---     delay) doubles, and each later success gives back CFG.rate_step of full speed.
+--     delay) doubles, and each later success gives back CFG.rate_step (FRONTIER_RATE_STEP)
+--     of full speed.
 --   timeout, connection refused/reset, other 5xx: blocked for the failure backoff;
---     CFG.quarantine_after in a row quarantine the IP, doubled per repeat (capped).
+--     CFG.quarantine_after in a row quarantine the IP, doubled per repeat up to
+--     CFG.quarantine_max_s (FRONTIER_QUARANTINE_MAX).
 --   any response: the response time's moving average, x CFG.adaptive_factor = adaptive.
 -- A success (any other response) resets the failure counts.
 
@@ -91,9 +93,8 @@ local function failed(key, ev)
     stat('failure_backoff')
     return
   end
-  local wait = math.min(CFG.quarantine_s * 2 ^ repeats, CFG.quarantine_max_s)
-  wait = math.max(wait, CFG.quarantine_s)  -- a FRONTIER_QUARANTINE_S above the cap wins
-  block(key, ev.at + wait)
+  -- The cap is >= quarantine_s (config.py checks it): the first quarantine is never cut.
+  block(key, ev.at + math.min(CFG.quarantine_s * 2 ^ repeats, CFG.quarantine_max_s))
   redis.call('HSET', key, 'quarantines', repeats + 1)
   redis.call('HDEL', key, 'fails')
   stat('quarantined')

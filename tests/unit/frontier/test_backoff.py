@@ -9,6 +9,7 @@ frontier imposes after each: the ready heap's next_fetch_at minus the fetch's en
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -16,9 +17,10 @@ import pytest
 import redis.asyncio as aioredis
 
 from extensions.admission.records import AdmitItem
+from extensions.frontier.config import frontier_config
 from extensions.frontier.core import DownloadEvent, Frontier
 from extensions.state.keys import FrontierKeys
-from tests.project_settings import project_frontier_config
+from tests.project_settings import project_frontier_config, project_settings
 
 FETCH_S = 0.2
 DELAY_S = 1.0
@@ -59,14 +61,18 @@ async def _waits(frontier: Frontier, clock: VirtualClock, outcomes: list[dict[st
 
 @pytest.fixture
 def waits(redis_url: str, redis_client: Any) -> Iterator[Waits]:
-    """waits(outcomes, **config fields) -> the wait after each outcome, on a fresh crawl."""
+    """waits(outcomes, settings={NAME: value}, **config fields) -> the wait after each
+    outcome, on a fresh crawl; settings are read as the crawl reads them (config.py)."""
     crawls = iter(range(1000))
 
-    def run(outcomes: list[dict[str, Any]], **fields: Any) -> list[float]:
+    def run(
+        outcomes: list[dict[str, Any]], settings: dict[str, Any] | None = None, **fields: Any
+    ) -> list[float]:
         async def go() -> list[float]:
             client = aioredis.Redis.from_url(redis_url)
             defaults = {"delay": DELAY_S, "lease_ttl": 60, "adaptive_factor": 0.0}
-            config = project_frontier_config(**{**defaults, **fields})
+            read = frontier_config(project_settings(settings))
+            config = dataclasses.replace(read, **{**defaults, **fields})
             clock = VirtualClock()
             frontier = Frontier(client, FrontierKeys(f"backoff{next(crawls)}"), config, clock)
             try:
@@ -105,8 +111,9 @@ def test_a_success_resets_the_backoff_and_a_404_is_a_success(waits: Waits) -> No
 def test_quarantine_doubles_per_repeat_up_to_its_cap_and_a_success_resets_it(
     waits: Waits,
 ) -> None:
-    config = {"quarantine_after": 2, "quarantine_s": 100.0, "quarantine_max_s": 350.0}
-    got = waits([TIMEOUT, TIMEOUT, TIMEOUT, REFUSED, OK, TIMEOUT, TIMEOUT], **config)
+    names = ("FRONTIER_QUARANTINE_AFTER", "FRONTIER_QUARANTINE_S", "FRONTIER_QUARANTINE_MAX")
+    settings = dict(zip(names, (2, 100.0, 350.0), strict=True))
+    got = waits([TIMEOUT, TIMEOUT, TIMEOUT, REFUSED, OK, TIMEOUT, TIMEOUT], settings)
     # A failure right after a quarantine (no success between) quarantines again, doubled.
     assert got[1:4] == [pytest.approx(100.0), pytest.approx(200.0), pytest.approx(350.0)]
     assert got[4] == pytest.approx(DELAY_S)
@@ -115,10 +122,21 @@ def test_quarantine_doubles_per_repeat_up_to_its_cap_and_a_success_resets_it(
 
 def test_aimd_halves_the_rate_on_a_429_and_gives_it_back_step_by_step(waits: Waits) -> None:
     outcomes = [{"status": 429, "retry_after": 0.0}] + [OK] * 6
-    got = waits(outcomes, rate_step=0.1)
-    # Rate 1/2 -> 0.6 -> 0.7 ... of full speed: gaps delay / rate, then the plain delay.
+    got = waits(outcomes)
+    # Rate 1/2 -> 0.6 -> 0.7 ... of full speed (FRONTIER_RATE_STEP 0.1): gaps delay / rate,
+    # then the plain delay.
     expected = [DELAY_S / share for share in (0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.0)]
     assert got == [pytest.approx(e) for e in expected]
+
+
+def test_frontier_rate_step_sets_the_additive_increase(waits: Waits) -> None:
+    outcomes = [{"status": 429, "retry_after": 0.0}] + [OK] * 4
+    got = waits(outcomes, {"FRONTIER_RATE_STEP": 0.25})
+    expected = [DELAY_S / share for share in (0.5, 0.75, 1.0, 1.0, 1.0)]
+    assert got == [pytest.approx(e) for e in expected]
+    # 1: a single success after a halving is back to full speed.
+    got = waits(outcomes[:3], {"FRONTIER_RATE_STEP": 1})
+    assert got == [pytest.approx(2 * DELAY_S), pytest.approx(DELAY_S), pytest.approx(DELAY_S)]
 
 
 def test_repeated_503s_keep_halving_and_retry_after_still_wins(waits: Waits) -> None:
