@@ -34,6 +34,8 @@ FRONTIER_DELAY = 1.0
 FRONTIER_BACK_QUEUES = 1024
 # Requests in flight per IP across all workers.
 FRONTIER_IP_CONCURRENCY = 1
+# CIDR networks (CDN anycast) where politeness is per (host, IP) pair instead of per IP.
+FRONTIER_HOST_IP_NETWORKS: list[str] = []
 # Front-queue weights, priority 0 first: weighted random, so no queue starves.
 FRONTIER_PRIORITY_WEIGHTS = [16, 8, 4, 2, 1]
 # Seconds a lease lives unacked before re-delivery; 0 = DOWNLOAD_TIMEOUT + 60.

@@ -32,6 +32,7 @@ from extensions.dns.cache import DNS
 from extensions.fetch.content_type import CONTENT_TYPES
 from extensions.fetch.handler import HANDLER
 from extensions.frontier.config import FRONTIER, LEASE, SCHEDULER
+from extensions.frontier.politeness_key import HOST_IP_KEYS
 from extensions.observe.metrics import METRICS
 from extensions.observe.report import REPORT
 from extensions.pagestore.protocol import StoreUnavailable
@@ -87,6 +88,7 @@ TABLES: tuple[Table[Any], ...] = (
     PRIORITIES,
     LEASE,
     FRONTIER,
+    HOST_IP_KEYS,
     SCHEDULER,
     URL_FILTER,
     PRIORITY,

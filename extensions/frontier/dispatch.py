@@ -131,11 +131,10 @@ class Dispatch:
     def _fetch_robots(self, robots: RobotsGate, request: Request, origin: str) -> None:
         """Spend this page's lease on the origin's robots.txt (same IP, same delay)."""
         lease_id = request.meta["frontier_lease"]
-        ip = request.meta["frontier_ip"]
         meta = {
             "frontier_lease": lease_id,
-            "frontier_ip": ip,
-            "download_slot": ip,
+            "frontier_ip": request.meta["frontier_ip"],
+            "download_slot": request.meta["download_slot"],  # the politeness key
             "frontier_robots": origin,
         }
         task = self.background.spawn(self._robots_then_release(robots, request, origin, meta))
@@ -145,7 +144,7 @@ class Dispatch:
     async def _robots_then_release(
         self, robots: RobotsGate, request: Request, origin: str, meta: dict[str, Any]
     ) -> None:
-        lease_id, ip = meta["frontier_lease"], meta["frontier_ip"]
+        lease_id, ip = meta["frontier_lease"], meta["download_slot"]  # the key's Crawl-delay
         try:
             fetch = await robots.fetch(self.background.engine, origin, robots_url(origin), meta)
         except asyncio.CancelledError:

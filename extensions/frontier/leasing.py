@@ -13,6 +13,7 @@ import contextlib
 from typing import TYPE_CHECKING
 
 from extensions.admission.records import decode_request
+from extensions.frontier.politeness_key import ip_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -153,11 +154,11 @@ class LeaseLoop:
 
     def _leased(self, lease_id: str, record: str) -> Request:
         request = decode_request(record, self.spider)
-        ip = lease_id.rsplit("#", 1)[0]
+        key = lease_id.rsplit("#", 1)[0]  # the IP, or "<ip>@<host>" (politeness_key.py)
         request.meta["frontier_lease"] = lease_id
-        request.meta["frontier_ip"] = ip
-        # One downloader slot per IP: Scrapy then keeps at most one request per IP
-        # in flight in this process, and the frontier does it across processes.
-        request.meta["download_slot"] = ip
+        request.meta["frontier_ip"] = ip_of(key)  # the connection goes to the bare address
+        # One downloader slot per politeness key: Scrapy then keeps at most one request
+        # per key in flight in this process, and the frontier does it across processes.
+        request.meta["download_slot"] = key
         self.book.take(lease_id, request)
         return request

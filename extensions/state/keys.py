@@ -5,7 +5,9 @@ hash tag `{<crawl>:s<i>}`, so on Redis Cluster each shard is one slot and the sh
 spread over the masters; with S = 1 (a single Redis) the one shard uses the crawl's
 tag `{<crawl>}`, exactly the keys of an unsharded crawl. An IP belongs to shard
 crc32(ip) mod S: its back queue, politeness state and ready-heap entry sit in one
-slot, so every Lua step stays atomic. Per-IP and per-host families (back queues,
+slot, so every Lua step stays atomic. "<ip>" below is the politeness key: the IP, or
+"<ip>@<host>" inside FRONTIER_HOST_IP_NETWORKS (frontier/politeness_key.py), which
+lives in its IP's shard. Per-IP and per-host families (back queues,
 politeness state, pending hosts) are given to the scripts as prefixes: the script
 appends the IP or host, and the key it builds lands in the script's slot only
 because the prefix carries the shard's hash tag.
@@ -227,8 +229,9 @@ class ShardedKeys:
         return [self.shard(i) for i in range(self.count)]
 
     def index_of(self, name: str) -> int:
-        """Shard of an IP or host name: stable across processes (crc32, not hash())."""
-        return zlib.crc32(name.encode()) % self.count
+        """Shard of an IP, politeness key or host name: stable across processes (crc32,
+        not hash()). A key "<ip>@<host>" lives with its IP: one address, one slot."""
+        return zlib.crc32(name.partition("@")[0].encode()) % self.count
 
     def for_ip(self, ip: str) -> FrontierKeys:
         return self.shard(self.index_of(ip))
