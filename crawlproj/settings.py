@@ -210,6 +210,8 @@ DNS_HOSTS_MAP: dict[str, str] = {}
 DNS_HOSTS_MAP_ONLY = False
 # Name servers ("ip" or "ip:port", list or comma-separated); empty = /etc/resolv.conf's.
 DNS_SERVERS: list[str] = []
+# IPv4 first; True: a name without A records resolves to its AAAA; False: never IPv6.
+DNS_IPV6 = True
 # Floor and cap (s) on an answer's record TTL (shared by all workers); /etc/hosts: the cap.
 DNS_TTL_MIN = 60.0
 DNS_CACHE_TTL = 600.0

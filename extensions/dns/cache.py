@@ -52,6 +52,7 @@ class DnsSettings:
     hosts_map: dict[str, str]
     map_only: bool
     servers: tuple[tuple[str, int], ...]
+    ipv6: bool  # AAAA answers a name without A records (lookup.py)
     ttl_min: float
     cache_ttl: float  # the cap on a record's TTL
     stale_max: float
@@ -84,6 +85,7 @@ DNS = Table(
     Setting("DNS_HOSTS_MAP", "hosts_map", HOSTS_MAP),
     Setting("DNS_HOSTS_MAP_ONLY", "map_only", bool),
     Setting("DNS_SERVERS", "servers", SERVERS),
+    Setting("DNS_IPV6", "ipv6", bool),
     Setting("DNS_TTL_MIN", "ttl_min", float, above(0)),
     Setting("DNS_CACHE_TTL", "cache_ttl", float, above(0), at_least("DNS_TTL_MIN")),
     Setting("DNS_CACHE_STALE_MAX", "stale_max", float, above(0)),
@@ -132,7 +134,9 @@ class HostResolver:
         system_lookup: Callable[[str], Awaitable[Answer]] | None = None,
     ) -> None:
         self.settings = settings
-        self.system_lookup = system_lookup or NameLookup(settings.servers, settings.timeout)
+        self.system_lookup = system_lookup or NameLookup(
+            settings.servers, settings.timeout, ipv6=settings.ipv6
+        )
         self.redis = redis
         self.redis_key = redis_key
         self.stats = stats

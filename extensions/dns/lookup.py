@@ -8,7 +8,9 @@ dnspython or aiodns would give the same answers for one more dependency (aiodns 
 A lookup reads /etc/hosts first, as the system resolver does (those answers carry no
 TTL), then asks DNS_SERVERS, or the name servers of /etc/resolv.conf when it is empty,
 for A records, and for AAAA only when a name has none: IPv4 is preferred (most hosts
-serve both, and an IPv6 route is not a given), IPv6-only hosts still resolve. CNAME
+serve both, and an IPv6 route is not a given), IPv6-only hosts still resolve. DNS_IPV6
+off (a crawler host without an IPv6 route) never asks for AAAA and skips /etc/hosts'
+IPv6 lines: such a name is nodata instead of a connection that cannot succeed. CNAME
 chains are followed; an answer lives as long as the shortest-lived record of its chain.
 Search domains (resolv.conf "search") are not applied: crawled URLs name full hosts.
 
@@ -87,16 +89,19 @@ def _server(item: str) -> tuple[str, int]:
 
 class NameLookup:
     """host -> Answer over twisted.names; one instance per process (its client is
-    built on first use, once the crawl's reactor is installed)."""
+    built on first use, once the crawl's reactor is installed). `ipv6`: DNS_IPV6."""
 
     def __init__(
         self,
         servers: tuple[tuple[str, int], ...],
         timeout_s: float,
+        *,
+        ipv6: bool,
         hosts_file: str = HOSTS_FILE,
         resolv_conf: str = RESOLV_CONF,
     ) -> None:
         self.servers = servers
+        self.ipv6 = ipv6
         self.timeouts = tuple(a * timeout_s / sum(_ATTEMPTS_S) for a in _ATTEMPTS_S)
         self.hosts_file = FilePath(hosts_file)
         self.resolv_conf = resolv_conf
@@ -119,11 +124,11 @@ class NameLookup:
         except UnicodeError:
             raise LookupFailed(host, "error", "not a valid host name") from None
         listed = searchFileForAll(self.hosts_file, name)
-        if listed:
-            ipv4 = tuple(ip for ip in listed if ":" not in ip)
+        ipv4 = tuple(ip for ip in listed if ":" not in ip)
+        if ipv4 or (listed and self.ipv6):
             return Answer(ipv4 or tuple(listed), None)
         answer = await self._records(host, name, dns.A)
-        if answer is None:
+        if answer is None and self.ipv6:
             answer = await self._records(host, name, dns.AAAA)
         if answer is None:
             raise LookupFailed(host, "nodata")

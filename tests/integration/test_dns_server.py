@@ -17,6 +17,7 @@ from typing import Any
 from scripts.crawlrun import run_crawl, write_seeds
 from scripts.testweb import HostSpec, TestWeb, WebSpec
 from tests.dnsserver import PROJECT_ROOT, LocalDns
+from tests.integration.ipv6_web import Ipv6Site
 
 # The probe resolves every 50 ms; a re-query may come that much after the expiry, plus
 # lookup latency and scheduling on 2 shared cores.
@@ -161,3 +162,35 @@ def test_a_name_in_a_refused_network_is_refused_once_and_never_contacted(tmp_pat
     stats = crawl_stats(result.log)
     assert stats["dns/refused/loopback"] == stats["frontier/dns/refused/loopback"] == 2
     assert "frontier/dns/failed" not in stats and "resolution failed" not in result.log
+
+
+def crawl_aaaa_only(tmp_path: Path, ipv6: bool) -> tuple[Any, list[dict[str, Any]], list[str]]:
+    """Crawl six.test, an AAAA-only name (::1, allowed); (result, server log, query types)."""
+    with Ipv6Site() as site, LocalDns() as dns:
+        dns.set("six.test", AAAA=["::1"], ttl=300)
+        seeds = write_seeds(tmp_path / "seeds.txt", [f"http://six.test:{site.port}/"])
+        # ::1 allowed either way: only DNS_IPV6 decides whether the site is reached.
+        settings = dns_only(
+            dns, DNS_IPV6=ipv6, DNS_ALLOWED_NETWORKS="127.0.0.0/8,::1/128", FRONTIER_DNS_RETRIES=0
+        )
+        result = run_crawl(seeds, tmp_path / "data", settings, timeout=120)
+        return result, site.requests, [q["type"] for q in dns.queries("six.test")]
+
+
+def test_an_aaaa_only_name_is_fetched_over_ipv6(tmp_path: Path) -> None:
+    result, requests, asked = crawl_aaaa_only(tmp_path, ipv6=True)
+    assert result.returncode == 0, result.log[-3000:]
+    # The soft-404 probe asks for a random path too.
+    assert {r["path"] for r in requests} >= {"/robots.txt", "/", "/leaf"}
+    assert {r["client"] for r in requests} == {"::1"}
+    assert {item["ip"] for item in result.items} == {"::1"}
+    assert asked == ["A", "AAAA"]  # IPv4 first, once per TTL (300 s)
+
+
+def test_dns_ipv6_off_never_asks_for_aaaa_nor_contacts_the_ipv6_site(tmp_path: Path) -> None:
+    result, requests, asked = crawl_aaaa_only(tmp_path, ipv6=False)
+    assert result.returncode == 0, result.log[-3000:]
+    assert requests == []
+    assert asked == ["A"]
+    assert crawl_stats(result.log)["dns/failed/nodata"] == 1
+    assert "Dropping URLs of six.test: resolution failed 1 times" in result.log

@@ -61,6 +61,7 @@ def dns_settings(**overrides: object) -> DnsSettings:
         "hosts_map": {"pinned.test": "93.184.216.7"},
         "map_only": False,
         "servers": (),
+        "ipv6": True,
         "ttl_min": 10.0,
         "cache_ttl": 60.0,
         "stale_max": 600.0,

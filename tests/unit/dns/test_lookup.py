@@ -53,9 +53,11 @@ class ScriptedClient:
         return self._ask(dns.AAAA, name)
 
 
-def lookup_with(zone: dict[tuple[int, str], Any], tmp_path: Path, hosts: str = "") -> NameLookup:
+def lookup_with(
+    zone: dict[tuple[int, str], Any], tmp_path: Path, hosts: str = "", ipv6: bool = True
+) -> NameLookup:
     (tmp_path / "hosts").write_text(hosts)
-    lookup = NameLookup((), 60.0, hosts_file=str(tmp_path / "hosts"))
+    lookup = NameLookup((), 60.0, ipv6=ipv6, hosts_file=str(tmp_path / "hosts"))
     lookup._client = ScriptedClient(zone)
     return lookup
 
@@ -73,6 +75,27 @@ def test_ipv4_is_preferred_and_ipv6_answers_a_name_without_a_records(tmp_path: P
     with pytest.raises(LookupFailed, match="nodata") as failed:
         asyncio.run(lookup("empty.test"))
     assert failed.value.cause == "nodata"
+
+
+def test_without_ipv6_a_name_without_a_records_is_nodata_and_aaaa_never_asked(
+    tmp_path: Path,
+) -> None:
+    zone = {
+        (dns.A, "both.test"): [a("both.test", "93.184.216.1", 300)],
+        (dns.AAAA, "six.test"): [aaaa("six.test", "2001:db8::2", 120)],
+    }
+    hosts = "::1 six-hosts.test\n"
+    lookup = lookup_with(zone, tmp_path, hosts, ipv6=False)
+    assert asyncio.run(lookup("both.test")) == Answer(("93.184.216.1",), 300)
+    for name in ("six.test", "six-hosts.test"):  # /etc/hosts' IPv6 line is skipped too
+        with pytest.raises(LookupFailed) as failed:
+            asyncio.run(lookup(name))
+        assert failed.value.cause == "nodata"
+    assert [qtype for qtype, _ in lookup._client.asked] == [dns.A] * 3
+    # On (the default), the same /etc/hosts line answers without asking a server.
+    lookup = lookup_with(zone, tmp_path, hosts)
+    assert asyncio.run(lookup("six-hosts.test")) == Answer(("::1",), None)
+    assert lookup._client.asked == []
 
 
 def test_etc_hosts_answers_first_without_a_ttl(tmp_path: Path) -> None:
@@ -114,8 +137,8 @@ def test_failures_name_their_cause(tmp_path: Path, exc: Exception, cause: str) -
 
 
 def test_timeouts_follow_twisteds_schedule_scaled_to_dns_timeout() -> None:
-    assert NameLookup((), 60.0).timeouts == (1, 3, 11, 45)
-    assert sum(NameLookup((), 6.0).timeouts) == pytest.approx(6.0)
+    assert NameLookup((), 60.0, ipv6=True).timeouts == (1, 3, 11, 45)
+    assert sum(NameLookup((), 6.0, ipv6=True).timeouts) == pytest.approx(6.0)
 
 
 def test_dns_servers_parse_ip_and_port() -> None:

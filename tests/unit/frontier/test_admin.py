@@ -174,6 +174,7 @@ async def _resolve(admin: FrontierAdmin, answers: dict[str, str], hosts: list[st
         hosts_map={},
         map_only=False,
         servers=(),
+        ipv6=True,
         ttl_min=1.0,
         cache_ttl=60.0,
         stale_max=600.0,
