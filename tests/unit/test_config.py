@@ -187,6 +187,7 @@ BAD = [
         "text/html,html",
         "media types like text/html, not ['text/html', 'html']",
     ),
+    ("DNS_IPV6", "maybe", "true or false, not 'maybe'"),
     ("DNS_TTL_MIN", 0, "> 0, not 0"),
     ("DNS_CACHE_TTL", 0, "> 0, not 0"),
     ("DNS_CACHE_TTL", 30, ">= DNS_TTL_MIN (60), not 30"),
