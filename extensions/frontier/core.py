@@ -12,7 +12,7 @@ import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from extensions.admission.budgets import TrapConfig
 from extensions.admission.records import AdmitItem
@@ -138,6 +138,13 @@ class DownloadEvent:
         return event
 
 
+class IpLease(NamedTuple):
+    """lease_ip's answer: the lease id ("" when refused), or when to ask again."""
+
+    lease_id: str
+    retry_at: float
+
+
 class Frontier:
     """Async client of the frontier scripts for one crawl."""
 
@@ -171,6 +178,14 @@ class Frontier:
     async def lease(self, n: int) -> FrontierReply:
         """Lease up to n requests; n = 0 only reclaims and reports the counters."""
         return await self._run("lease", n=max(0, n))
+
+    async def lease_ip(self, ip: str) -> IpLease:
+        """Lease `ip` for one request outside its queues (lua/lease_ip.lua): a lease id
+        when the IP is due and below its in-flight cap, else when to ask again."""
+        reply = await self._run("lease_ip", ip=ip)
+        if "lease" in reply.extra:
+            return IpLease(str(reply.extra["lease"]), self.clock())
+        return IpLease("", float(reply.extra["retry_at"]))
 
     async def report(self, events: Sequence[DownloadEvent]) -> FrontierReply:
         return await self._run("report", events=[event.lua() for event in events])

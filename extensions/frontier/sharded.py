@@ -36,6 +36,7 @@ from extensions.frontier.core import (
     Frontier,
     FrontierConfig,
     FrontierReply,
+    IpLease,
 )
 from extensions.state.connection import AnyAsyncRedis, cluster_primaries
 from extensions.state.keys import FrontierKeys, ShardedKeys
@@ -115,6 +116,11 @@ class ShardedFrontier:
         merged = await self._merge(replies)
         merged.leases, merged.hosts = leases, hosts + merged.hosts
         return merged
+
+    async def lease_ip(self, ip: str) -> IpLease:
+        """Lease `ip` in its own shard, where its politeness state lives; its 'done' and
+        'ack' go there too (report groups events by the IP of the lease id)."""
+        return await self.shards[self.keys.index_of(ip)].lease_ip(ip)
 
     async def report(self, events: Sequence[DownloadEvent]) -> FrontierReply:
         groups: dict[int, list[DownloadEvent]] = defaultdict(list)

@@ -16,7 +16,7 @@ from importlib import resources
 
 from extensions.state.keys import FIXED_KEYS
 
-ENTRY_SCRIPTS = ("admit", "lease", "report", "route_pending", "unpark")
+ENTRY_SCRIPTS = ("admit", "lease", "lease_ip", "report", "route_pending", "unpark")
 FRONTIER = "extensions.frontier"
 INCLUDE = "-- include:"
 

@@ -1,0 +1,186 @@
+"""lua/lease_ip.lua on a real Redis with a virtual clock: an IP is leased outside its
+queues (a robots.txt redirect hop to its host) only when it is due and has no fetch in
+flight, is charged as lease.lua charges it, and its queued pages wait the delay after
+that fetch (DESIGN invariants 1 and 2)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import pytest
+import redis.asyncio as aioredis
+
+from extensions.admission.records import AdmitItem
+from extensions.frontier.core import DownloadEvent, Frontier
+from extensions.frontier.sharded import ShardedFrontier
+from extensions.state.keys import FrontierKeys, ShardedKeys
+from tests.project_settings import project_frontier_config
+
+T = TypeVar("T")
+IP = "10.9.0.7"
+DELAY_S = 2.0
+FETCH_S = 0.3
+
+
+class VirtualClock:
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def config(**fields: Any) -> Any:
+    defaults = {"delay": DELAY_S, "lease_ttl": 60.0, "adaptive_factor": 0.0}
+    return project_frontier_config(**{**defaults, **fields})
+
+
+def on_frontier(
+    redis_url: str, go: Callable[[Frontier, VirtualClock], Awaitable[T]], **fields: Any
+) -> T:
+    async def run() -> T:
+        client = aioredis.Redis.from_url(redis_url)
+        clock = VirtualClock()
+        try:
+            return await go(Frontier(client, FrontierKeys("hop"), config(**fields), clock), clock)
+        finally:
+            await client.aclose()
+
+    return asyncio.run(run())
+
+
+async def state(frontier: Frontier, ip: str = IP) -> dict[str, str]:
+    raw = await frontier.redis.hgetall(frontier.keys.ip_state(ip))
+    return {k.decode(): v.decode() for k, v in raw.items()}
+
+
+async def done_and_ack(
+    frontier: Frontier | ShardedFrontier, lease_id: str, at: float, **outcome: Any
+) -> None:
+    done = DownloadEvent("done", lease_id, at, **outcome)
+    await frontier.report([done, DownloadEvent("ack", lease_id, at)])
+
+
+def test_an_ip_the_frontier_never_saw_is_leased_at_once_and_charged(
+    redis_url: str, redis_client: Any
+) -> None:
+    async def go(frontier: Frontier, clock: VirtualClock) -> tuple[Any, ...]:
+        first = await frontier.lease_ip(IP)
+        charged = await state(frontier)
+        again = await frontier.lease_ip(IP)  # its fetch is in flight
+        end = clock.now + FETCH_S
+        await done_and_ack(frontier, first.lease_id, end, status=200)
+        clock.now = end + DELAY_S - 0.01
+        early = await frontier.lease_ip(IP)
+        clock.now = end + DELAY_S
+        due = await frontier.lease_ip(IP)
+        leases = await frontier.redis.zcard(frontier.keys.key("leases"))
+        return first, charged, again, end, early, due, leases, await state(frontier)
+
+    first, charged, again, end, early, due, leases, after = on_frontier(redis_url, go)
+    assert first.lease_id.startswith(f"{IP}#")
+    assert (charged["inflight"], float(charged["last_start"])) == ("1", 1_000_000.0)
+    # In flight: not before now + the delay (the fetch ends no earlier than now).
+    assert (again.lease_id, again.retry_at) == ("", pytest.approx(1_000_000.0 + DELAY_S))
+    # Due = the delay after the hop's end, which 'done' charged.
+    assert (early.lease_id, early.retry_at) == ("", pytest.approx(end + DELAY_S))
+    assert due.lease_id and due.lease_id != first.lease_id
+    assert leases == 1  # the first was acked; the second is held
+    assert float(after["last_end"]) == pytest.approx(end)
+
+
+def test_queued_pages_wait_the_delay_after_the_hop_and_the_hop_after_them(
+    redis_url: str, redis_client: Any
+) -> None:
+    async def go(frontier: Frontier, clock: VirtualClock) -> tuple[Any, ...]:
+        items = [
+            AdmitItem(f"k{n}", IP, "b.test", 2, f'{{"u":"http://b.test/{n}"}}') for n in (1, 2)
+        ]
+        await frontier.admit(items)
+        [(page, _)] = (await frontier.lease(1)).leases
+        refused = await frontier.lease_ip(IP)  # a page of the IP is in flight
+        page_end = clock.now + FETCH_S
+        await done_and_ack(frontier, page, page_end)
+        clock.now = page_end + DELAY_S - 0.01
+        early_hop = await frontier.lease_ip(IP)
+        clock.now = page_end + DELAY_S
+        hop = await frontier.lease_ip(IP)
+        blocked = (await frontier.lease(1)).leases  # the hop holds the IP
+        hop_end = clock.now + FETCH_S
+        await done_and_ack(frontier, hop.lease_id, hop_end, status=200)
+        clock.now = hop_end + DELAY_S - 0.01
+        early = (await frontier.lease(1)).leases
+        clock.now = hop_end + DELAY_S
+        due = (await frontier.lease(1)).leases
+        stats = await frontier.stats()
+        return refused, (early_hop, page_end), hop, blocked, early, due, stats
+
+    refused, (early_hop, page_end), hop, blocked, early, due, stats = on_frontier(redis_url, go)
+    assert refused.lease_id == ""
+    assert early_hop == ("", pytest.approx(page_end + DELAY_S))
+    assert hop.lease_id  # due: the delay after the page's end
+    assert blocked == [] and early == []
+    assert [record for _, record in due] == ['{"u":"http://b.test/2"}']
+    assert stats["hop_leased"] == 1
+    assert stats["queued"] == 0  # the hop took nothing from the queues
+
+
+def test_a_backoff_crawl_delay_or_pause_makes_the_hop_wait(
+    redis_url: str, redis_client: Any
+) -> None:
+    async def go(frontier: Frontier, clock: VirtualClock) -> list[Any]:
+        key, now = frontier.keys.ip_state(IP), clock.now
+        answers = []
+        await frontier.redis.hset(key, mapping={"last_end": now - 1, "crawl_delay": 5})
+        answers.append(await frontier.lease_ip(IP))
+        await frontier.redis.hset(key, mapping={"crawl_delay": 0, "blocked_until": now + 30})
+        answers.append(await frontier.lease_ip(IP))
+        await frontier.redis.hdel(key, "blocked_until")
+        await frontier.redis.hset(frontier.keys.key("paused_ips"), IP, "b.test")
+        answers.append(await frontier.lease_ip(IP))
+        return answers
+
+    by_delay, by_backoff, paused = on_frontier(redis_url, go)
+    assert by_delay == ("", pytest.approx(1_000_000.0 - 1 + 5))
+    assert by_backoff == ("", pytest.approx(1_000_000.0 + 30))
+    assert paused == ("", pytest.approx(1_000_000.0 + 1))
+
+
+def test_a_hop_lease_its_worker_never_reports_expires_charged_and_requeues_nothing(
+    redis_url: str, redis_client: Any
+) -> None:
+    async def go(frontier: Frontier, clock: VirtualClock) -> tuple[Any, ...]:
+        hop = await frontier.lease_ip(IP)
+        clock.now += 61.0  # past FRONTIER_LEASE_TTL: the worker died mid-fetch
+        reply = await frontier.lease(1)
+        return hop, reply, await state(frontier), await frontier.stats()
+
+    hop, reply, after, stats = on_frontier(redis_url, go, lease_ttl=60.0)
+    assert hop.lease_id and reply.leases == [] and reply.leased == 0
+    assert after["inflight"] == "0"
+    assert float(after["last_end"]) == pytest.approx(1_000_000.0 + 61.0)  # charged
+    assert stats["lease_expired"] == 1 and stats.get("queued", 0) == 0
+
+
+def test_a_sharded_frontier_leases_the_ip_in_its_own_shard(
+    redis_url: str, redis_client: Any
+) -> None:
+    async def go() -> tuple[Any, ...]:
+        client = aioredis.Redis.from_url(redis_url)
+        keys = ShardedKeys("hops", 4)
+        frontier = ShardedFrontier(client, keys, config(), VirtualClock())
+        try:
+            hop = await frontier.lease_ip(IP)
+            home = keys.index_of(IP)
+            states = [await client.hget(keys.shard(i).ip_state(IP), "inflight") for i in range(4)]
+            await done_and_ack(frontier, hop.lease_id, 1_000_000.5, status=200)  # routed home
+            after = await client.hget(keys.shard(home).ip_state(IP), "inflight")
+            return home, states, after
+        finally:
+            await client.aclose()
+
+    home, states, after = asyncio.run(go())
+    assert [s is not None for s in states] == [i == home for i in range(4)]
+    assert after == b"0"
