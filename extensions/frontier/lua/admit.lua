@@ -88,6 +88,7 @@ for _, it in ipairs(A.items) do
     end
   end
 end
+flush_traps()
 push_all()
 stat('queued', admitted)
 stat('admitted', admitted)

@@ -50,6 +50,7 @@ for _, ev in ipairs(A.events) do
     stat('acked')
   end
 end
+flush_traps()
 refill()
 local out = counters()
 if #CHANGED.closed > 0 then out.closed = CHANGED.closed end

@@ -13,6 +13,34 @@ local OPEN, DEMOTED, CLOSED = 0, 1, 2
 -- (others read the closed set every URL_BLOCKLIST_REFRESH).
 local CHANGED = {closed = {}, reopened = {}}
 
+-- One call's reads of these hashes hit Redis once per field, and its writes go back once,
+-- at its end (flush_traps, called by admit.lua and report.lua before they reply): a page's
+-- outlinks share a few hosts and patterns. Nothing else reads them within the call.
+local FIELDS, DIRTY = {}, {}  -- key -> field -> value (false: absent); key -> field -> true
+local PATTERNS, DIRTY_PATTERNS = {}, {}  -- field -> {parsed record, exists}; field -> true
+
+local function cached(key, field)
+  local fields = FIELDS[key]
+  if not fields then
+    fields = {}
+    FIELDS[key] = fields
+  end
+  local v = fields[field]
+  if v == nil then
+    v = redis.call('HGET', key, field) or false
+    fields[field] = v
+  end
+  return v
+end
+
+local function incr(key, field, by)
+  local n = num(cached(key, field), 0) + by
+  FIELDS[key][field] = n
+  DIRTY[key] = DIRTY[key] or {}
+  DIRTY[key][field] = true
+  return n
+end
+
 local function parse_pattern(raw)
   local t, i = {0, 0, 0, 0, 0, 0, 0}, 1
   -- A pre-feedback crawl stored a bare count here: it reads as "admitted".
@@ -23,28 +51,71 @@ local function parse_pattern(raw)
   return t
 end
 
+-- A pattern's record (zeros when absent) and whether it exists; the table is the cached
+-- one, so changes to it are saved by save_pattern.
+local function load_pattern(field)
+  local entry = PATTERNS[field]
+  if not entry then
+    local raw = redis.call('HGET', K.patterns, field)
+    entry = {parse_pattern(raw or nil), raw ~= false and raw ~= nil}
+    PATTERNS[field] = entry
+  end
+  return entry[1], entry[2]
+end
+
 local function save_pattern(field, t)
-  redis.call('HSET', K.patterns, field, string.format('%d,%.3f,%.3f,%d,%d,%d,%d',
-    t[1], t[2], t[3], t[4], t[5], t[6], t[7]))
+  PATTERNS[field] = {t, true}
+  DIRTY_PATTERNS[field] = true
+end
+
+local function hset_all(key, args)
+  for i = 1, #args, 2000 do  -- unpack's stack stays small
+    redis.call('HSET', key, unpack(args, i, math.min(i + 1999, #args)))
+  end
+end
+
+local function flush_traps()
+  local args = {}
+  for field in pairs(DIRTY_PATTERNS) do
+    local t = PATTERNS[field][1]
+    args[#args + 1] = field
+    args[#args + 1] = string.format('%d,%.3f,%.3f,%d,%d,%d,%d',
+      t[1], t[2], t[3], t[4], t[5], t[6], t[7])
+  end
+  if #args > 0 then hset_all(K.patterns, args) end
+  for key, fields in pairs(DIRTY) do
+    args = {}
+    for field in pairs(fields) do
+      args[#args + 1] = field
+      args[#args + 1] = FIELDS[key][field]
+    end
+    hset_all(key, args)
+  end
+  DIRTY, DIRTY_PATTERNS = {}, {}
 end
 
 -- The finest of the URL's patterns that exists or, with `create`, that its host has
 -- room for (PRIORITY_PATTERNS_PER_HOST fine ones, as many coarse ones again, then the
 -- host's catch-all), and whether it is new: whoever writes a new field charges the host
 -- (held_by), so a refused URL costs no room. Reports get nil for a pattern never admitted.
+local function exists(field)
+  local _, found = load_pattern(field)
+  return found
+end
+
 local function resolve(host, pt, create)
-  if redis.call('HEXISTS', K.patterns, pt[1]) == 1 then return pt[1], false end
-  local held = num(redis.call('HGET', K.trap_hosts, host), 0)
+  if exists(pt[1]) then return pt[1], false end
+  local held = num(cached(K.trap_hosts, host), 0)
   if create and held < T.patterns_per_host then return pt[1], true end
-  if redis.call('HEXISTS', K.patterns, pt[2]) == 1 then return pt[2], false end
+  if exists(pt[2]) then return pt[2], false end
   if create and held < 2 * T.patterns_per_host then return pt[2], true end
-  if redis.call('HEXISTS', K.patterns, pt[3]) == 1 then return pt[3], false end
+  if exists(pt[3]) then return pt[3], false end
   if create then return pt[3], true end
   return nil, false
 end
 
 local function held_by(host)
-  redis.call('HINCRBY', K.trap_hosts, host, 1)
+  incr(K.trap_hosts, host, 1)
 end
 
 -- Distinct faceted variants of one path (facet/sort/session-named parameters in any
@@ -59,8 +130,8 @@ end
 
 local function host_budget(host)
   if T.host_budget <= 0 then return 0 end
-  local refs = num(redis.call('HGET', K.host_info, host .. '|r'), 0)
-  local listed = num(redis.call('HGET', K.host_info, host .. '|s'), 0)
+  local refs = num(cached(K.host_info, host .. '|r'), 0)
+  local listed = num(cached(K.host_info, host .. '|s'), 0)
   local by_sitemap = math.floor(T.budget_per_sitemap_url * listed)
   return T.host_budget + T.budget_per_referrer * refs + by_sitemap
 end
@@ -69,12 +140,12 @@ end
 -- shares URL-seen's set (a 16-hex fingerprint like any other).
 local function count_referrer(host, ref_key)
   if ref_key ~= '' and redis.call('SADD', K.seen, ref_key) == 1 then
-    redis.call('HINCRBY', K.host_info, host .. '|r', 1)
+    incr(K.host_info, host .. '|r', 1)
   end
 end
 
 local function host_bonus(host)
-  local refs = num(redis.call('HGET', K.host_info, host .. '|r'), 0)
+  local refs = num(cached(K.host_info, host .. '|r'), 0)
   return math.min(T.host_bonus_max, T.host_weight * math.log(1 + refs) / math.log(2))
 end
 
@@ -87,7 +158,7 @@ end
 
 -- A closed pattern refuses the URL, or lets it in as its one probe in probe_every.
 local function gate(field)
-  local t = parse_pattern(redis.call('HGET', K.patterns, field))
+  local t = load_pattern(field)
   if t[5] ~= CLOSED then return nil, t end
   t[6] = t[6] + 1
   save_pattern(field, t)
@@ -120,12 +191,12 @@ local function charge(it)
   end
   if CFG.max_pages_per_host > 0 or T.host_budget > 0 then
     -- Only admitted URLs spend the budget.
-    local pages = num(redis.call('HGET', K.host_pages, host), 0) + 1
+    local pages = num(cached(K.host_pages, host), 0) + 1
     if CFG.max_pages_per_host > 0 and pages > CFG.max_pages_per_host then return 'host_budget' end
     if T.host_budget > 0 and pages > host_budget(host) then return 'host_budget' end
-    redis.call('HSET', K.host_pages, host, pages)
+    incr(K.host_pages, host, 1)
   end
-  if it.sitemap == 1 then redis.call('HINCRBY', K.host_info, host .. '|s', 1) end
+  if it.sitemap == 1 then incr(K.host_info, host .. '|s', 1) end
   if field then
     if new then held_by(host) end
     t[1] = t[1] + 1
@@ -162,7 +233,7 @@ end
 -- One outcome into one pattern's record: decayed counts, then its state. `recount`: the
 -- pattern's first copy of one of its own pages, whose "new" is recounted as bad.
 local function learn(field, bad, recount)
-  local t = parse_pattern(redis.call('HGET', K.patterns, field))
+  local t = load_pattern(field)
   local d = 1 - 1 / T.window
   if recount and t[3] == 0 then t[3] = math.min(t[2], 1) end
   t[2], t[3], t[7] = t[2] * d + 1, t[3] * d + bad, t[7] + 1
@@ -183,8 +254,8 @@ end
 -- A record several patterns share (created at the first outcome, charged to the host like
 -- any pattern field, while the host has room).
 local function learn_shared(host, field, bad)
-  if redis.call('HEXISTS', K.patterns, field) == 0 then
-    local held = num(redis.call('HGET', K.trap_hosts, host), 0)
+  if not exists(field) then
+    local held = num(cached(K.trap_hosts, host), 0)
     if held >= 2 * T.patterns_per_host then return end
     held_by(host)
   end
