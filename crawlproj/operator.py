@@ -20,6 +20,8 @@ import redis
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
+from extensions.admission.politeness_key import HOST_IP_KEYS
+from extensions.config import read
 from extensions.dns.resolver import parse_hosts_map
 from extensions.frontier.admin import FrontierAdmin
 from extensions.frontier.sharded import crawl_shards
@@ -53,7 +55,8 @@ class OperatorCommand(ScrapyCommand):
         try:
             with crawl_redis(self.settings) as client:
                 shards = crawl_shards(client, crawl, self.settings.getint("FRONTIER_SHARDS"))
-                admin = FrontierAdmin(client, ShardedKeys(crawl, shards), self._pinned)
+                politeness = read(HOST_IP_KEYS, self.settings)  # FRONTIER_HOST_IP_NETWORKS
+                admin = FrontierAdmin(client, ShardedKeys(crawl, shards), self._pinned, politeness)
                 result = self.act(admin, args, opts)
         except (OperatorError, RedisUnavailable, ValueError) as exc:
             print(f"crawlproj: {exc}", file=sys.stderr)

@@ -24,6 +24,7 @@ from extensions.admission.admit import URL_FILTER
 from extensions.admission.budgets import TRAPS
 from extensions.admission.filters import compile_block_rules
 from extensions.admission.noise import NOISE
+from extensions.admission.politeness_key import HOST_IP_KEYS
 from extensions.admission.priorities import FRONT_QUEUES, PRIORITIES, priority_weights
 from extensions.admission.prioritizer import PRIORITY
 from extensions.admission.seen import SEEN
@@ -32,7 +33,6 @@ from extensions.dns.cache import DNS
 from extensions.fetch.content_type import CONTENT_TYPES
 from extensions.fetch.handler import HANDLER
 from extensions.frontier.config import FRONTIER, LEASE, SCHEDULER
-from extensions.frontier.politeness_key import HOST_IP_KEYS
 from extensions.observe.metrics import METRICS
 from extensions.observe.report import REPORT
 from extensions.pagestore.protocol import StoreUnavailable

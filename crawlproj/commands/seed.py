@@ -17,8 +17,10 @@ from crawlproj.operator import OperatorCommand, OperatorError
 from crawlproj.seeds import SeedError, read_seed_arg
 from extensions.admission.admit import Admission, Rejected, url_filter_from_settings
 from extensions.admission.canonical import Canonicalizer
+from extensions.admission.politeness_key import HOST_IP_KEYS
 from extensions.admission.prioritizer import Prioritizer
 from extensions.admission.records import AdmitItem
+from extensions.config import read
 from extensions.dns.cache import DnsSettings, HostResolver
 from extensions.frontier.config import frontier_config
 
@@ -75,6 +77,7 @@ class Command(OperatorCommand):
             prioritizer=Prioritizer.from_settings(self.settings),
             priorities=frontier_config(self.settings).priorities,
             keep_referer=False,
+            politeness=read(HOST_IP_KEYS, self.settings),
         )
         items, rejected = [], 0
         for url in urls:

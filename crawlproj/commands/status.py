@@ -106,6 +106,7 @@ class Command(OperatorCommand):
             "last_fetch_end": state.last_end,
             "blocked_until": state.blocked_until,
             "paused": state.paused,
+            "host_keys": state.host_keys,  # an IP inside FRONTIER_HOST_IP_NETWORKS: its hosts'
             "fetched": counts.pop("fetched", 0),
             "outcomes": counts,
             "robots": self._robots(admin, host),

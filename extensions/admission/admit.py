@@ -25,6 +25,7 @@ from extensions.admission.patterns import (
     split_canonical,
     url_patterns,
 )
+from extensions.admission.politeness_key import PER_IP, PolitenessKeys
 from extensions.admission.prioritizer import PARENT_META, SOURCE_META, Prioritizer
 from extensions.admission.records import NO_PATTERNS, AdmitItem, encode_request, mark_recrawl
 from extensions.config import STRINGS, Setting, Table, at_least, read
@@ -80,6 +81,9 @@ class Admission:
     keep_referer: bool
     # The robots gate, when robots.txt is obeyed: a cached verdict rejects at admission.
     robots: RobotsGate | None = None
+    # FRONTIER_HOST_IP_NETWORKS: an item's "ip" is its politeness key (the IP, or
+    # "<ip>@<host>" inside those networks: politeness_key.py).
+    politeness: PolitenessKeys = PER_IP
     # Replaced whole when the operator's blocklist in Redis changes.
     block_rules: BlockRules = field(default_factory=lambda: compile_block_rules([]))
 
@@ -136,7 +140,7 @@ class Admission:
             raise Rejected("robots_forbidden")
         host = parts.host
         try:
-            ip = self.resolver.cached(host) or ""
+            ip = self.politeness.key(self.resolver.cached(host) or "", host)
         except AddressRefused as exc:
             raise Rejected(f"address/{exc.reason}") from None
         score = self.score_of(request, parts)

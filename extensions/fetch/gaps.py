@@ -25,10 +25,11 @@ DEFAULT_MAX_IPS = 65_536
 
 
 def request_ip(request: Request) -> str:
-    """The politeness key of a request: the frontier's IP, else the downloader slot,
-    else the host (crawls without the frontier)."""
+    """The politeness key of a request: the downloader slot (the frontier's key: the IP,
+    or "<ip>@<host>" inside FRONTIER_HOST_IP_NETWORKS), else the frontier's IP, else the
+    host (crawls without the frontier)."""
     meta = request.meta
-    ip = meta.get("frontier_ip") or meta.get("download_slot")
+    ip = meta.get("download_slot") or meta.get("frontier_ip")
     if ip:
         return str(ip)
     return urlsplit(request.url).hostname or ""

@@ -5,7 +5,10 @@ key names, shard placement and record formats, and one decoded the DNS cache a s
 time. They now say what they mean, in the words of url-frontier's urlfrontier.proto:
 SetActive (`set_active`), SetDelay (`set_delay`), BlockQueueUntil (`block_until`) and
 GetStats{size, inProcess, completed} (`stats`); plus the blocklist, seeding and re-crawl
-marking they need. A url-frontier queue is an IP here (politeness is per server).
+marking they need. A url-frontier queue is a politeness key here: an IP (politeness is
+per server), or "<ip>@<host>" inside FRONTIER_HOST_IP_NETWORKS, where a host name names
+its own key and the IP stands for all of its hosts (the scripts read the IP's pause,
+override and block next to each key's own: lua/ready_heap.lua).
 
 Synchronous: commands run without a reactor. The same calls work on one Redis, on a
 sharded frontier and on a Redis Cluster: per-IP state lives in the IP's shard, and what
@@ -18,17 +21,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any, cast
 
 from extensions.admission.budgets import pattern_state
 from extensions.admission.filters import compile_block_rules
+from extensions.admission.politeness_key import PER_IP, PolitenessKeys, parse_key
 from extensions.admission.records import PROBE_MARK, front_entry_record, record_text
 from extensions.dns.cache import decode_shared
+from extensions.frontier.admin_recrawl import RecrawlVerbs
 from extensions.frontier.sharded import open_frontier
 from extensions.robots.verdicts import RobotsVerdict
 from extensions.state.connection import as_str, async_twin, map_slots
@@ -42,8 +46,6 @@ if TYPE_CHECKING:
     from extensions.state.connection import AnyRedis
     from extensions.state.keys import FrontierKeys, ShardedKeys
 
-# Stored URLs read per Redis call when marking re-crawls (ZSCAN: no long Redis call).
-MARK_BATCH = 500
 # Back queues sampled for the oldest-URL estimate (reading every head would be O(IPs)).
 SAMPLED_BACK_QUEUES = 200
 # Fields of an IP's politeness state that are delay sources (lua/ready_heap.lua: ip_delay).
@@ -63,7 +65,7 @@ class UnknownHost(ValueError):
 
 @dataclass(frozen=True)
 class Change:
-    ip: str | None  # the IP acted on; None for the whole crawl
+    ip: str | None  # the politeness key acted on; None for the whole crawl
     changed: int  # keys, fields or rules that changed (0: it was so already)
 
 
@@ -87,13 +89,6 @@ class FrontierStats:
 
 
 @dataclass(frozen=True)
-class RecrawlStats:
-    stored_urls: int
-    due_now: int
-    rates: dict[str, int]  # change-rate histogram bucket -> stored URLs
-
-
-@dataclass(frozen=True)
 class IpState:
     """One IP's queues and politeness state."""
 
@@ -107,17 +102,8 @@ class IpState:
     last_end: float | None
     blocked_until: float | None
     paused: bool
-
-
-@dataclass(frozen=True)
-class Marked:
-    """`mark_due`: stored URLs seen, matched, and what became of the matched ones."""
-
-    stored: int
-    matched: int
-    made_due: int
-    already_due: int
-    claimed: int  # a worker already re-fetches them
+    # An IP inside FRONTIER_HOST_IP_NETWORKS: its per-host keys with a back queue or due.
+    host_keys: dict[str, dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -127,36 +113,40 @@ class Admitted:
     queued: int  # the crawl's queued URLs after admission, every shard counted
 
 
-class FrontierAdmin:
-    """Operator verbs on one crawl's frontier. `pinned` gives a host's DNS_HOSTS_MAP IP."""
+class FrontierAdmin(RecrawlVerbs):
+    """Operator verbs on one crawl's frontier. `pinned` gives a host's DNS_HOSTS_MAP IP;
+    `politeness`: FRONTIER_HOST_IP_NETWORKS."""
 
     def __init__(
         self,
         client: AnyRedis,
         keys: ShardedKeys,
         pinned: Callable[[str], str | None] = lambda host: None,
+        politeness: PolitenessKeys = PER_IP,
     ) -> None:
         self.client = client
         self.keys = keys
         self.pinned = pinned
+        self.politeness = politeness
         self._block_until = client.register_script(read_lua("extensions.frontier", "block_until"))
         self._mark = client.register_script(read_lua("extensions.recrawl", "mark"))
 
     # ---- queues: an IP, named by itself or by a host ---------------------------------
 
     def ip_of(self, target: str) -> str:
-        """The IP a host name or IP stands for: DNS_HOSTS_MAP, else the crawl's DNS cache
-        (a stale answer too: it is the IP the host's URLs are queued under)."""
+        """The politeness key a host name, IP or key stands for: a host's IP from
+        DNS_HOSTS_MAP, else the crawl's DNS cache (a stale answer too: it is the IP the
+        host's URLs are queued under), as "<ip>@<host>" inside the networks."""
         with contextlib.suppress(ValueError):
-            return str(ipaddress.ip_address(target.strip("[]")))
+            return parse_key(target)
         host = target.lower().rstrip(".")
         pinned = self.pinned(host)
         if pinned:
-            return pinned
+            return self.politeness.key(pinned, host)
         raw = self.client.get(self.keys.crawl_keys.dns(host))
         answer = decode_shared(raw) if raw else None
         if answer is not None and answer.kind == "ok":
-            return answer.value
+            return self.politeness.key(answer.value, host)
         raise UnknownHost(
             f"{host} has not been resolved by this crawl yet: pass its IP address instead"
         )
@@ -195,7 +185,11 @@ class FrontierAdmin:
         """BlockQueueUntil: the IP starts nothing before `epoch`; never shortens a block."""
         ip = self.ip_of(target)
         shard = self.keys.for_ip(ip)
-        grew = self._block_until(keys=[shard.ip_state(ip), shard.key("ready")], args=[ip, epoch])
+        grew = 0  # an IP's per-host keys already on the ready heap move too
+        for key in [ip, *self._host_keys(ip)]:
+            grew += self._block_until(
+                keys=[shard.ip_state(key), shard.key("ready")], args=[key, epoch]
+            )
         return Change(ip, int(grew))
 
     # ---- the blocklist (URL patterns, crawl-wide) ------------------------------------
@@ -235,39 +229,6 @@ class FrontierAdmin:
         # Not reply.queued: a sharded reply sums only the shards this admission touched.
         queued = self.counters().get("queued", 0)
         return Admitted(reply.extra.get("admitted", 0), reply.extra.get("duplicate", 0), queued)
-
-    def mark_due(self, wanted: Callable[[str], bool], now: float) -> Marked:
-        """Make the stored URLs `wanted` accepts due at `now` (earlier only), unless a
-        worker claimed them. Re-crawl state is crawl-wide, not sharded by IP."""
-        keys = self.keys.crawl_keys
-        stored = matched = 0
-        counts = [0, 0, 0]  # made due, already due, claimed
-        for batch in self._stored_batches(keys):
-            stored += len(batch)
-            fps = [fp for fp, url in batch if wanted(url)]
-            matched += len(fps)
-            if fps:
-                reply = self._mark(keys=[keys.recrawl_due, keys.recrawl_claims], args=[now, *fps])
-                counts = [c + int(r) for c, r in zip(counts, reply, strict=True)]
-        return Marked(stored, matched, *counts)
-
-    def _stored_batches(self, keys: FrontierKeys) -> Iterator[list[tuple[str, str]]]:
-        """(fp, url) of every stored URL, MARK_BATCH at a time."""
-        fps: list[str] = []
-        for member, _score in self.client.zscan_iter(keys.recrawl_due, count=MARK_BATCH):
-            fps.append(as_str(member))
-            if len(fps) == MARK_BATCH:
-                yield self._with_urls(keys, fps)
-                fps = []
-        if fps:
-            yield self._with_urls(keys, fps)
-
-    def _with_urls(self, keys: FrontierKeys, fps: list[str]) -> list[tuple[str, str]]:
-        pipe = self.client.pipeline(transaction=False)
-        for fp in fps:
-            pipe.get(keys.doc(fp))
-        docs = pipe.execute()
-        return [(fp, json.loads(doc)["u"]) for fp, doc in zip(fps, docs, strict=True) if doc]
 
     # ---- reading -------------------------------------------------------------------
 
@@ -322,14 +283,6 @@ class FrontierAdmin:
         times = [t for t in (json.loads(h).get("t") for h in heads) if t]
         return min(times) if times else None
 
-    def recrawl_stats(self, now: float) -> RecrawlStats:
-        keys = self.keys.crawl_keys
-        return RecrawlStats(
-            stored_urls=int(self.client.zcard(keys.recrawl_due)),
-            due_now=int(self.client.zcount(keys.recrawl_due, "-inf", now)),
-            rates=self._sum_hashes([keys.recrawl_rates]),
-        )
-
     def ip_state(self, ip: str, lanes: int) -> IpState:
         """`lanes`: PRIORITY_LANES, the lanes of an IP's back queue."""
         shard = self.keys.for_ip(ip)
@@ -346,7 +299,28 @@ class FrontierAdmin:
             last_end=float(state["last_end"]) if "last_end" in state else None,
             blocked_until=float(state["blocked_until"]) if "blocked_until" in state else None,
             paused=bool(self.client.hexists(shard.key("paused_ips"), ip)),
+            host_keys={k: self._key_summary(k, lanes) for k in self._host_keys(ip)},
         )
+
+    def _host_keys(self, ip: str, limit: int = 50) -> list[str]:
+        """The per-host keys "<ip>@<host>" of an IP inside FRONTIER_HOST_IP_NETWORKS that
+        hold a back queue or sit on the ready heap (its shard's, at most `limit`)."""
+        if not self.politeness.covers(ip):
+            return []
+        shard, match = self.keys.for_ip(ip), f"{ip}@*"
+        found = {as_str(k) for k in self.client.sscan_iter(shard.key("active"), match=match)}
+        for key, _ in self.client.zscan_iter(shard.key("ready"), match=match):
+            found.add(as_str(key))
+        return sorted(found)[:limit]
+
+    def _key_summary(self, key: str, lanes: int) -> dict[str, Any]:
+        state = self.ip_state(key, lanes)
+        return {
+            "queued": state.queued,
+            "next_fetch_at": state.next_fetch_at,
+            "in_flight": state.in_flight,
+            "paused": state.paused,
+        }
 
     def host_counts(self, host: str) -> dict[str, float]:
         """The host's fetch counters by outcome, and its last fetch time."""

@@ -12,8 +12,8 @@ import asyncio
 import contextlib
 from typing import TYPE_CHECKING
 
+from extensions.admission.politeness_key import ip_of
 from extensions.admission.records import decode_request
-from extensions.frontier.politeness_key import ip_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from extensions.admission.politeness_key import PER_IP, PolitenessKeys
 from extensions.dns.policy import AddressRefused
 
 if TYPE_CHECKING:
@@ -38,6 +39,7 @@ class ParkedHosts:
         clock: Callable[[], float],
         retries: int,
         retry_delay_s: float,
+        politeness: PolitenessKeys = PER_IP,
     ) -> None:
         self.frontier = frontier
         self.resolver = resolver
@@ -47,6 +49,7 @@ class ParkedHosts:
         self.clock = clock
         self.retries = retries
         self.retry_delay_s = retry_delay_s
+        self.politeness = politeness  # FRONTIER_HOST_IP_NETWORKS, as admission's
         self.resolving: set[str] = set()  # hosts being resolved now (pending work)
         self._failures: dict[str, int] = {}  # host -> failed resolutions in a row
 
@@ -75,7 +78,8 @@ class ParkedHosts:
             self.background.wake_engine()
 
     async def _route(self, host: str, ip: str) -> None:
-        self.note(await self.frontier.route_pending(host, ip=ip))
+        key = self.politeness.key(ip, host)  # the IP, or "<ip>@<host>" as at admission
+        self.note(await self.frontier.route_pending(host, ip=key))
 
     async def _refused(self, exc: AddressRefused) -> None:
         logger.warning("Dropping URLs of %s", exc)

@@ -22,8 +22,10 @@ from extensions.admission.canonical import (
 )
 from extensions.admission.filters import compile_block_rules
 from extensions.admission.noise import noise_learned
+from extensions.admission.politeness_key import HOST_IP_KEYS
 from extensions.admission.prioritizer import Prioritizer
 from extensions.admission.seen import UrlSeen
+from extensions.config import read
 from extensions.dns.cache import HostResolver, process_resolver
 from extensions.frontier.background import Background
 from extensions.frontier.batching import Batches
@@ -94,6 +96,7 @@ class SchedulerSetup:
             robots_policy = RobotsPolicy.from_settings(settings) if robots_enabled else None
             prioritizer = Prioritizer.from_settings(settings)
             block_rules = settings.getlist("URL_BLOCKLIST")
+            politeness = read(HOST_IP_KEYS, settings)
             compile_block_rules(block_rules)
             if settings.getbool("RECRAWL_ENABLED"):  # validated up front
                 RecrawlConfig.from_settings(settings, config.priorities)
@@ -106,6 +109,7 @@ class SchedulerSetup:
             prioritizer=prioritizer,
             priorities=config.priorities,
             keep_referer=opts.keep_referer,
+            politeness=politeness,
         )
         concurrency = settings.getint("CONCURRENT_REQUESTS")
         return cls(config, opts, resolver, admission, robots_policy, block_rules, concurrency)
@@ -147,15 +151,7 @@ class FrontierSession:
         self.renewal = LeaseRenewal(
             frontier=self.frontier, book=self.book, background=self.background, clock=clock
         )
-        self.parked = ParkedHosts(
-            frontier=self.frontier,
-            resolver=setup.resolver,
-            background=self.background,
-            note=self.note,
-            clock=clock,
-            retries=opts.dns_retries,
-            retry_delay_s=opts.dns_retry_delay,
-        )
+        self.parked = self._parked(setup)
         self.ending = EndOfCrawl(self.frontier, self.background, self.note)
         self.batches = Batches(
             frontier=self.frontier,
@@ -186,6 +182,18 @@ class FrontierSession:
         opened.engine.crawler.signals.connect(self.blocklist.noise_learned, noise_learned)
         self.dispatch = self._dispatch(setup, opened)
         self.leasing = self._lease_loop(setup, opened)
+
+    def _parked(self, setup: SchedulerSetup) -> ParkedHosts:
+        return ParkedHosts(
+            frontier=self.frontier,
+            resolver=setup.resolver,
+            background=self.background,
+            note=self.note,
+            clock=self.clock,
+            retries=setup.opts.dns_retries,
+            retry_delay_s=setup.opts.dns_retry_delay,
+            politeness=setup.admission.politeness,  # parked URLs get admission's keys
+        )
 
     def _dispatch(self, setup: SchedulerSetup, opened: Opened) -> Dispatch:
         return Dispatch(

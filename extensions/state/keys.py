@@ -6,7 +6,7 @@ spread over the masters; with S = 1 (a single Redis) the one shard uses the craw
 tag `{<crawl>}`, exactly the keys of an unsharded crawl. An IP belongs to shard
 crc32(ip) mod S: its back queue, politeness state and ready-heap entry sit in one
 slot, so every Lua step stays atomic. "<ip>" below is the politeness key: the IP, or
-"<ip>@<host>" inside FRONTIER_HOST_IP_NETWORKS (frontier/politeness_key.py), which
+"<ip>@<host>" inside FRONTIER_HOST_IP_NETWORKS (admission/politeness_key.py), which
 lives in its IP's shard. Per-IP and per-host families (back queues,
 politeness state, pending hosts) are given to the scripts as prefixes: the script
 appends the IP or host, and the key it builds lands in the script's slot only

@@ -22,6 +22,13 @@ local function reclaim(limit)
   end
 end
 
+-- Paused by an operator: the key, or the IP of a per-host key (every host on it).
+local function paused(ip)
+  if redis.call('HEXISTS', K.paused_ips, ip) == 1 then return true end
+  local at = ip_part(ip)
+  return at ~= nil and redis.call('HEXISTS', K.paused_ips, at) == 1
+end
+
 reclaim(100)
 local leases = {}
 -- Kill switch: nothing leaves while the crawl is paused (reclaiming goes on).
@@ -35,7 +42,7 @@ for _ = 1, 4 do
   if #ips == 0 then break end
   for _, ip in ipairs(ips) do
     local rec = nil
-    if redis.call('HEXISTS', K.paused_ips, ip) == 1 then
+    if paused(ip) then
       -- Paused by an operator: looked at again in a second, its queue untouched.
       redis.call('ZADD', K.ready, NOW + 1, ip)
     else

@@ -4,6 +4,23 @@
 -- throttle) and backoff/quarantine in blocked_until (outcome.lua writes those).
 -- Keys: K.ready (ZSCORE, ZADD); F.ip .. ip read: crawl_delay, override, adaptive,
 -- throttle, last_end, last_start, blocked_until, inflight.
+-- "ip" is the politeness key: the IP, or "<ip>@<host>" inside FRONTIER_HOST_IP_NETWORKS
+-- (admission/politeness_key.py), which lives in its IP's shard: what an operator set on
+-- the IP itself (override, blocked_until: admin.py) holds for each of its hosts too.
+
+-- The IP of a per-host key; nil for a bare IP.
+local function ip_part(key)
+  local at = string.find(key, '@', 1, true)
+  if at then return string.sub(key, 1, at - 1) end
+  return nil
+end
+
+-- An operator field of a per-host key's IP (0 for a bare IP: its own state has it).
+local function ip_wide(key, field)
+  local ip = ip_part(key)
+  if not ip then return 0 end
+  return num(redis.call('HGET', F.ip .. ip, field), 0)
+end
 
 -- The IP's delay without its 429/503 throttle (the throttle is a multiple of it), and
 -- the throttle (0 when none).
@@ -14,7 +31,7 @@ local function delay_parts(ip)
     local v = tonumber(h[i])
     if v and v > d then d = v end
   end
-  return d, num(h[4], 0)
+  return math.max(d, ip_wide(ip, 'override')), num(h[4], 0)
 end
 
 local function ip_delay(ip)
@@ -29,7 +46,7 @@ local function next_fetch_at(ip)
   local h = redis.call('HMGET', F.ip .. ip, 'last_end', 'last_start', 'blocked_until')
   local last = math.max(num(h[1], 0), num(h[2], 0))
   local t = math.max(NOW, last + ip_delay(ip))
-  return math.max(t, num(h[3], 0))
+  return math.max(t, num(h[3], 0), ip_wide(ip, 'blocked_until'))
 end
 
 -- Put ip on the ready heap unless it is at its in-flight cap or already there.

@@ -44,6 +44,14 @@ def host_of(key: str) -> str | None:
     return host if sep else None
 
 
+def parse_key(text: str) -> str:
+    """An IP ("[::1]" too) or a key "<ip>@<host>" as the frontier spells it; ValueError
+    when `text` is neither (a host name)."""
+    ip, sep, host = text.partition(SEPARATOR)
+    address = str(ipaddress.ip_address(ip.strip("[]")))
+    return f"{address}{sep}{host.lower().rstrip('.')}" if sep and host else address
+
+
 def parse_networks(raw: list[str]) -> tuple[IPNetwork, ...]:
     """CIDR strings; ValueError on the first that is not one (the setting's reader names
     the setting and its value)."""

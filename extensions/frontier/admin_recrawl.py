@@ -1,0 +1,89 @@
+"""The admin API's re-crawl verbs (`scrapy recrawl`, the re-crawl part of `scrapy status`):
+marking stored URLs due and reading the re-crawl state. Re-crawl state is crawl-wide, not
+sharded by IP, so these read the crawl's own keys only; FrontierAdmin (admin.py, the
+queue verbs) inherits them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from extensions.state.connection import as_str
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+    from extensions.state.connection import AnyRedis
+    from extensions.state.keys import FrontierKeys, ShardedKeys
+
+# Stored URLs read per Redis call when marking re-crawls (ZSCAN: no long Redis call).
+MARK_BATCH = 500
+
+
+@dataclass(frozen=True)
+class RecrawlStats:
+    stored_urls: int
+    due_now: int
+    rates: dict[str, int]  # change-rate histogram bucket -> stored URLs
+
+
+@dataclass(frozen=True)
+class Marked:
+    """`mark_due`: stored URLs seen, matched, and what became of the matched ones."""
+
+    stored: int
+    matched: int
+    made_due: int
+    already_due: int
+    claimed: int  # a worker already re-fetches them
+
+
+class RecrawlVerbs:
+    """Re-crawl verbs of FrontierAdmin, which sets these attributes."""
+
+    client: AnyRedis
+    keys: ShardedKeys
+    _mark: Any  # recrawl/lua/mark.lua, registered on the client
+
+    def mark_due(self, wanted: Callable[[str], bool], now: float) -> Marked:
+        """Make the stored URLs `wanted` accepts due at `now` (earlier only), unless a
+        worker claimed them. Re-crawl state is crawl-wide, not sharded by IP."""
+        keys = self.keys.crawl_keys
+        stored = matched = 0
+        counts = [0, 0, 0]  # made due, already due, claimed
+        for batch in self._stored_batches(keys):
+            stored += len(batch)
+            fps = [fp for fp, url in batch if wanted(url)]
+            matched += len(fps)
+            if fps:
+                reply = self._mark(keys=[keys.recrawl_due, keys.recrawl_claims], args=[now, *fps])
+                counts = [c + int(r) for c, r in zip(counts, reply, strict=True)]
+        return Marked(stored, matched, *counts)
+
+    def _stored_batches(self, keys: FrontierKeys) -> Iterator[list[tuple[str, str]]]:
+        """(fp, url) of every stored URL, MARK_BATCH at a time."""
+        fps: list[str] = []
+        for member, _score in self.client.zscan_iter(keys.recrawl_due, count=MARK_BATCH):
+            fps.append(as_str(member))
+            if len(fps) == MARK_BATCH:
+                yield self._with_urls(keys, fps)
+                fps = []
+        if fps:
+            yield self._with_urls(keys, fps)
+
+    def _with_urls(self, keys: FrontierKeys, fps: list[str]) -> list[tuple[str, str]]:
+        pipe = self.client.pipeline(transaction=False)
+        for fp in fps:
+            pipe.get(keys.doc(fp))
+        docs = pipe.execute()
+        return [(fp, json.loads(doc)["u"]) for fp, doc in zip(fps, docs, strict=True) if doc]
+
+    def recrawl_stats(self, now: float) -> RecrawlStats:
+        keys = self.keys.crawl_keys
+        return RecrawlStats(
+            stored_urls=int(self.client.zcard(keys.recrawl_due)),
+            due_now=int(self.client.zcount(keys.recrawl_due, "-inf", now)),
+            rates={as_str(k): int(v) for k, v in self.client.hgetall(keys.recrawl_rates).items()},
+        )
