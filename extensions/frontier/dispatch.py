@@ -3,7 +3,8 @@
 Operator blocks first (what was queued before a host was blocked is dropped, never
 fetched), then robots.txt: a page of an origin whose verdict is unknown spends its
 lease on the origin's robots.txt (same IP, same delay) and goes back to the head of
-its queue; an unavailable robots.txt blocks the IP until the verdict expires. A
+its queue (a redirect to another host goes out on an IP charged for that host:
+hops.py); an unavailable robots.txt blocks the IP until the verdict expires. A
 dropped request is acked uncharged; a released one is handed back unfetched.
 """
 
@@ -20,6 +21,7 @@ from extensions.admission.noise import strip_params
 from extensions.admission.prioritizer import SOURCE_META
 from extensions.admission.records import PROBE_META
 from extensions.frontier.core import DownloadEvent
+from extensions.frontier.hops import RobotsHops
 from extensions.robots.cache import origin_of, robots_url
 
 if TYPE_CHECKING:
@@ -145,8 +147,9 @@ class Dispatch:
         self, robots: RobotsGate, request: Request, origin: str, meta: dict[str, Any]
     ) -> None:
         lease_id, ip = meta["frontier_lease"], meta["download_slot"]  # the key's Crawl-delay
+        engine, hops = self.background.engine, self._hops(robots)
         try:
-            fetch = await robots.fetch(self.background.engine, origin, robots_url(origin), meta)
+            fetch = await robots.fetch(engine, origin, robots_url(origin), meta, hops)
         except asyncio.CancelledError:
             self.release(request)  # closing: the page goes back, the IP uncharged
             raise
@@ -162,6 +165,19 @@ class Dispatch:
         block = fetch.verdict.expires_at if robots.unavailable(fetch.verdict) else None
         self.release(request, block_until=block)
         self._queue_sitemaps(fetch.verdict.sitemaps)
+
+    def _hops(self, robots: RobotsGate) -> RobotsHops:
+        """robots.txt redirect hops, each on an IP charged for its host (hops.py)."""
+        return RobotsHops(
+            frontier=self.frontier,
+            resolver=self.admission.resolver,
+            batches=self.batches,
+            background=self.background,
+            clock=self.clock,
+            policy=robots.policy,
+            hop_delay_s=robots.hop_delay,
+            key_of=lambda ip, host: ip,
+        )
 
     def _queue_sitemaps(self, sitemaps: tuple[str, ...]) -> None:
         """Sitemaps from robots.txt enter the frontier scored as sitemap URLs."""

@@ -4,18 +4,19 @@ No page request for an origin leaves before its robots verdict is known. When a
 leased page meets an unknown origin, the page's lease is spent on fetching
 robots.txt instead: the fetch goes to the same IP through the downloader, so it
 counts against the IP's delay, and the page goes back to the head of its queue to
-be leased again once the IP is due. Verdicts are shared by every worker (Redis),
-Crawl-delay becomes the IP's crawl_delay, and Sitemap URLs are queued at the
-lowest priority.
+be leased again once the IP is due. A redirect to another host goes out on an IP
+charged for that host (HopRoute: frontier/hops.py). Verdicts are shared by every
+worker (Redis), Crawl-delay becomes the IP's crawl_delay, and Sitemap URLs are
+queued at the lowest priority.
 """
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import logging
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from scrapy import Request
 
@@ -29,6 +30,8 @@ from extensions.robots.verdicts import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
     from scrapy.core.engine import ExecutionEngine
     from scrapy.http import Response
 
@@ -38,14 +41,32 @@ if TYPE_CHECKING:
     from extensions.robots.verdicts import RobotsVerdict
 
 
+Answer = tuple[int, bytes, dict[str, str]]  # status (0: network failure), body, headers
+
+
 @dataclass(frozen=True)
 class RobotsFetch:
     """The outcome of one robots.txt fetch, as the frontier needs it."""
 
-    verdict: RobotsVerdict
-    status: int  # of the last response; 0 = network failure or timeout
+    verdict: RobotsVerdict  # from the last response, wherever a redirect led
+    status: int  # of the last response on the lease's IP; 0 = network failure or timeout
     ended_at: float
-    retry_after: float | None = None  # a 429/503's Retry-After (s, bounded): the IP's backoff
+    retry_after: float | None = None  # its 429/503's Retry-After (s, bounded): the IP's backoff
+
+
+class HopRoute(Protocol):
+    """Where a robots.txt redirect hop goes out (frontier/hops.py): on an IP charged for
+    its host, under the lease in `meta` or a lease of its own."""
+
+    async def fetch(
+        self,
+        url: str,
+        meta: dict[str, Any],
+        download: Callable[[dict[str, Any]], Awaitable[Answer]],
+    ) -> tuple[Answer, bool]:
+        """The hop's answer (status 0 when it cannot go out: unreachable), and whether
+        it went out under the lease in `meta`."""
+        ...
 
 
 logger = logging.getLogger(__name__)
@@ -121,21 +142,23 @@ class RobotsGate:
         return min(verdict.crawl_delay, self.max_crawl_delay)
 
     async def fetch(
-        self, engine: ExecutionEngine, origin: str, url: str, meta: dict[str, Any]
+        self, engine: ExecutionEngine, origin: str, url: str, meta: dict[str, Any], hops: HopRoute
     ) -> RobotsFetch:
-        """Fetch robots.txt, following up to MAX_REDIRECTS hops, each after the IP's
-        delay; cache and return the verdict."""
-        status, body = 0, b""
-        headers: dict[str, str] = {}
-        for hop in range(MAX_REDIRECTS + 1):
-            if hop:
-                await asyncio.sleep(self.hop_delay)  # the IP is still leased meanwhile
-            status, body, headers = await self._download(engine, url, meta)
+        """Fetch robots.txt under the lease in `meta`, following up to MAX_REDIRECTS
+        hops, each on an IP charged for its host (`hops`); cache and return the verdict."""
+        status, body, headers = await self._download(engine, url, meta)
+        own = status, headers  # the lease's IP's last answer: what its 'done' reports
+        for _ in range(MAX_REDIRECTS):
             target = next_redirect(url, status, headers) if 300 <= status < 400 else None
             if target is None:
                 break
             url = target
             self.stats.inc_value("robots/redirect")
+            (status, body, headers), on_lease = await hops.fetch(
+                url, meta, functools.partial(self._download, engine, url)
+            )
+            if on_lease:
+                own = status, headers
         ended = time.time()
         verdict = verdict_from_response(
             status, body, headers, ended, self.policy, self.policy.user_agent_token
@@ -146,12 +169,11 @@ class RobotsGate:
             await self.failures.failed(origin)
         else:
             await self.failures.recovered(origin)
+        status, headers = own
         wait = retry_after_ttl(headers, ended, self.policy) if status in (429, 503) else None
         return RobotsFetch(verdict, status, ended, wait)
 
-    async def _download(
-        self, engine: ExecutionEngine, url: str, meta: dict[str, Any]
-    ) -> tuple[int, bytes, dict[str, str]]:
+    async def _download(self, engine: ExecutionEngine, url: str, meta: dict[str, Any]) -> Answer:
         request = Request(
             url,
             meta={

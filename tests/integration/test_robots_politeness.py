@@ -175,3 +175,38 @@ def test_a_failing_robots_txt_is_given_up_by_all_workers_together(
     assert {"/", "/p6"} <= {r["path"] for r in opened}
     # The crawl ends once the real pages are done and the third try has given up.
     assert took < 3 * retry_after + 25, took
+
+
+def test_a_robots_txt_hop_to_another_host_is_charged_to_that_hosts_ip(tmp_path: Path) -> None:
+    delay = 1.0
+    holder: list[SharedIpWeb] = []
+
+    def robots(host: str, n: int) -> Answer:
+        if host == "a.test":  # moved to b.test (www/apex, a CDN): RFC 9309 follows it
+            return 301, {"Location": holder[0].url("b.test", "/robots.txt")}, b""
+        return robots_txt("User-agent: *\nDisallow: /p2\n")
+
+    a_web = SharedIpWeb("127.0.0.74", ["a.test"], 3, robots)
+    b_web = SharedIpWeb("127.0.0.75", ["b.test"], 3, robots)
+    with a_web, b_web:
+        holder.append(b_web)
+        seeds = write_seeds(tmp_path / "seeds.txt", [a_web.url("a.test"), b_web.url("b.test")])
+        settings = {
+            "DNS_HOSTS_MAP": {**a_web.hosts_map(), **b_web.hosts_map()},
+            "FRONTIER_DELAY": delay,
+            "ROBOTS_SITEMAPS": False,
+        }
+        result = run_crawl(seeds, tmp_path / "data", settings, timeout=120)
+        a_log, b_log = a_web.ordered(), b_web.ordered()
+    assert result.returncode == 0, result.log[-3000:]
+    # b.test's own robots.txt and a.test's hop to it, among b.test's pages.
+    assert [r["path"] for r in b_log].count("/robots.txt") == 2, b_log
+    assert {"/", "/p1", "/p3"} <= {r["path"] for r in b_log}
+    # One request at a time on b.test's IP, each >= the delay after the previous one
+    # ended: the hop is charged to b.test's politeness clock, not to a.test's.
+    spacing = [round(g, 3) for g, _ in gaps(b_log)]
+    assert min(spacing) >= delay - 0.01, spacing
+    # b.test's rules are a.test's verdict: /p2 is disallowed there too.
+    a_paths = [r["path"] for r in a_log]
+    assert a_paths.count("/robots.txt") == 1 and "/p2" not in a_paths, a_paths
+    assert {"/", "/p1", "/p3"} <= set(a_paths), a_paths

@@ -60,12 +60,19 @@ class Engine:
         self.downloader = Downloader()
         self.closed: list[str] = []
         self.downloads: list[Request] = []
-        self.pages: dict[str, tuple[int, str]] = {}  # url -> (status, body)
+        # url -> (status, body) or (status, body, headers)
+        self.pages: dict[str, tuple[Any, ...]] = {}
 
     async def download_async(self, request: Request) -> TextResponse:
         self.downloads.append(request)
-        status, body = self.pages.get(request.url, (404, ""))
-        return TextResponse(request.url, status=status, body=body, encoding="utf-8")
+        status, body, *headers = self.pages.get(request.url, (404, ""))
+        return TextResponse(
+            request.url,
+            status=status,
+            body=body,
+            headers=headers[0] if headers else None,
+            encoding="utf-8",
+        )
 
     async def close_spider_async(self, reason: str) -> None:
         self.closed.append(reason)
