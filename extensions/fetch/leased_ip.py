@@ -11,9 +11,9 @@ is not reused once the frontier moved the host elsewhere.
 
 The IP is trusted for one host only: the host it was leased for (meta[LEASED_HOST_META]
 when a component leased an IP for another host, else the origin whose robots.txt the
-lease is spent on, else the request's own host). A robots.txt redirect to another host
-is therefore resolved by the downloader, as before: sending it to the first host's
-address would ask the wrong server.
+lease is spent on, else the request's own host): sending a request for another host to
+the first host's address would ask the wrong server. A robots.txt redirect to another
+host leases that host's IP and names the host (frontier/hops.py).
 
 With a proxy (meta["proxy"], HttpProxyMiddleware's HTTP_PROXY/HTTPS_PROXY), the proxy
 connects and resolves the name itself: nothing here can choose its address.
