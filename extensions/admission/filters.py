@@ -17,6 +17,8 @@ __all__ = ["BlockRules", "UrlFilter", "compile_block_rules", "host_of", "split_a
 
 # scheme, authority, path, query of an absolute URL (fragment ignored).
 _URL_RE = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*)://([^/?#]*)([^?#]*)(?:\?([^#]*))?")
+# Digit runs: a counted segment (more2, p3) shares its stem with its neighbours.
+_DIGIT_RUN = re.compile(r"[0-9]+")
 
 
 def host_of(url: str) -> str:
@@ -105,13 +107,19 @@ class UrlFilter:
         return False
 
     def _repeats(self, path: str) -> bool:
-        """A segment occurring more than N times anywhere in the path (``/a/b/a/b/a/b/a/b``)."""
+        """A segment occurring more than N times anywhere in the path (``/a/b/a/b/a/b/a/b``),
+        or a named segment's stem with only its number changed (``/more/more2/more3/more4``,
+        ``/p1/p2/p3/p4``: a path that grows by a counted segment per hop). Date-like runs
+        of bare numbers (``/2024/05/17``) have no stem and are not counted."""
         limit = self.max_repeated_segments
         assert limit is not None
         segments = [s for s in path.split("/") if s]
         if len(segments) <= limit:
             return False
-        return max(Counter(segments).values()) > limit
+        if max(Counter(segments).values()) > limit:
+            return True
+        stems = Counter(_DIGIT_RUN.sub("", s) for s in segments if not s.isdigit())
+        return any(n > limit for stem, n in stems.items() if any(c.isalpha() for c in stem))
 
 
 class BlockRules:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from typing import TYPE_CHECKING
+from urllib.parse import urljoin, urlsplit
 
 from extensions.fetch.errors import classify
 from extensions.fetch.http_dates import http_time
@@ -39,6 +40,20 @@ def retry_after_seconds(value: bytes | None, now: float | None = None) -> float 
     return max(0.0, when - (time.time() if now is None else now))
 
 
+def redirects_home(url: str, response: Response) -> bool:
+    """A 3xx from a path other than the root to the same origin's root ("/", no query)."""
+    if not 300 <= response.status < 400:
+        return False
+    location = response.headers.get(b"Location")
+    if not location:
+        return False
+    source = urlsplit(url)
+    target = urlsplit(urljoin(url, location.decode("latin-1").strip()))
+    if source.path in ("", "/") or (target.scheme, target.netloc) != (source.scheme, source.netloc):
+        return False
+    return target.path in ("", "/") and not target.query
+
+
 class FrontierDownloaderMiddleware:
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
@@ -52,6 +67,12 @@ class FrontierDownloaderMiddleware:
         if scheduler is not None:
             retry_after = retry_after_seconds(response.headers.get(b"Retry-After"))
             scheduler.download_done(request, response.status, retry_after)
+            if redirects_home(request.url, response):
+                # Many servers answer an unknown path with a redirect to their home page:
+                # a soft 404 its pattern learns from (the page behind it is the home page,
+                # fetched already; the redirected request carries no outcome of its own).
+                request.meta["frontier_outcome"] = "soft_404"
+                self.crawler.stats.inc_value("frontier/redirected_home")
         return response
 
     def process_exception(self, request: Request, exception: Exception) -> None:

@@ -218,6 +218,12 @@ def test_base_href_used_for_resolution() -> None:
         ("http://example.com/trap/a/a/a/a", 0, "repeated_segments"),
         ("http://example.com/trap/a/a/a", 0, None),
         ("http://example.com/a/b/c/d/e/f/g", 0, None),
+        # A segment's stem with a growing counter: a path that grows per hop.
+        ("http://example.com/docs/v1/more/more2/more3/more4/", 0, "repeated_segments"),
+        ("http://example.com/docs/v1/more/more2/more3/", 0, None),
+        ("http://example.com/gallery/p1/p2/p3/p4", 0, "repeated_segments"),
+        ("http://example.com/1/2/3/4/5", 0, None),  # bare numbers have no stem
+        ("http://example.com/2024/05/17/05/", 0, None),
     ],
 )
 def test_url_filter_defaults(url: str, depth: int, reason: str | None) -> None:
