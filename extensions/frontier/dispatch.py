@@ -176,7 +176,7 @@ class Dispatch:
             clock=self.clock,
             policy=robots.policy,
             hop_delay_s=robots.hop_delay,
-            key_of=lambda ip, host: ip,
+            key_of=self.admission.politeness.key,  # FRONTIER_HOST_IP_NETWORKS, as admission
         )
 
     def _queue_sitemaps(self, sitemaps: tuple[str, ...]) -> None:
