@@ -7,10 +7,12 @@
 -- last_start, a lease in K.leases and K.lease_dl that report.lua's 'done' (charging
 -- last_end and the IP's backoff) and 'ack' settle. It has no K.lease_data record, so a
 -- lease its worker never reports is reclaimed (the IP charged) with nothing requeued.
--- A.ip: the IP. Reply: the counters, plus lease = id, or retry_at = when to ask again.
+-- A.ip: the politeness key (the IP, or "<ip>@<host>"). Reply: the counters, plus lease = id, or retry_at = when to ask again.
 local ip = A.ip
+local at = ip_part(ip) or ip  -- an operator pauses an IP with every host on it (lease.lua)
 local retry = nil
-if redis.call('EXISTS', K.paused) == 1 or redis.call('HEXISTS', K.paused_ips, ip) == 1 then
+if redis.call('EXISTS', K.paused) == 1 or redis.call('HEXISTS', K.paused_ips, ip) == 1
+    or redis.call('HEXISTS', K.paused_ips, at) == 1 then
   retry = NOW + 1  -- paused: looked at again in a second, as lease.lua does
 elseif num(redis.call('HGET', F.ip .. ip, 'inflight'), 0) >= CFG.ip_concurrency then
   retry = NOW + ip_delay(ip)  -- the fetch in flight ends no earlier than now

@@ -140,9 +140,11 @@ def test_a_backoff_crawl_delay_or_pause_makes_the_hop_wait(
         await frontier.redis.hdel(key, "blocked_until")
         await frontier.redis.hset(frontier.keys.key("paused_ips"), IP, "b.test")
         answers.append(await frontier.lease_ip(IP))
+        answers.append(await frontier.lease_ip(f"{IP}@c.test"))  # a per-host key on it
         return answers
 
-    by_delay, by_backoff, paused = on_frontier(redis_url, go)
+    by_delay, by_backoff, paused, paused_host = on_frontier(redis_url, go)
+    assert paused_host == ("", pytest.approx(1_000_000.0 + 1))
     assert by_delay == ("", pytest.approx(1_000_000.0 - 1 + 5))
     assert by_backoff == ("", pytest.approx(1_000_000.0 + 30))
     assert paused == ("", pytest.approx(1_000_000.0 + 1))
