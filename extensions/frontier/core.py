@@ -139,10 +139,11 @@ class DownloadEvent:
 
 
 class IpLease(NamedTuple):
-    """lease_ip's answer: the lease id ("" when refused), or when to ask again."""
+    """lease_ip's answer: the lease id ("" when refused) and when its fetch may start,
+    or when to ask again."""
 
     lease_id: str
-    retry_at: float
+    at: float
 
 
 class Frontier:
@@ -179,12 +180,13 @@ class Frontier:
         """Lease up to n requests; n = 0 only reclaims and reports the counters."""
         return await self._run("lease", n=max(0, n))
 
-    async def lease_ip(self, ip: str) -> IpLease:
-        """Lease `ip` for one request outside its queues (lua/lease_ip.lua): a lease id
-        when the IP is due and below its in-flight cap, else when to ask again."""
-        reply = await self._run("lease_ip", ip=ip)
+    async def lease_ip(self, ip: str, latest: float) -> IpLease:
+        """Lease `ip` for one request outside its queues (lua/lease_ip.lua), from when it
+        is due if that is no later than `latest` and it is below its in-flight cap;
+        else when to ask again."""
+        reply = await self._run("lease_ip", ip=ip, latest=latest)
         if "lease" in reply.extra:
-            return IpLease(str(reply.extra["lease"]), self.clock())
+            return IpLease(str(reply.extra["lease"]), float(reply.extra["start_at"]))
         return IpLease("", float(reply.extra["retry_at"]))
 
     async def report(self, events: Sequence[DownloadEvent]) -> FrontierReply:

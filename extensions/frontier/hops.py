@@ -11,17 +11,18 @@ refused: it is never contacted), then:
 
 - on the lease's own politeness key, it is fetched under that lease after the
   configured delay, as before, with meta[LEASED_HOST_META] naming its host;
-- elsewhere it takes a lease of its own on the target's key (lua/lease_ip.lua: only
-  once that key is due and has no fetch in flight), waited for at most
-  ROBOTS_FETCH_TIMEOUT, and its outcome is reported on that lease: 'done' charges the
-  target's clock (and backoff), then 'ack'.
+- elsewhere it takes a lease of its own on the target's key (lua/lease_ip.lua: once
+  no fetch is in flight there, from the time the key is due), starts when it is due,
+  at most ROBOTS_FETCH_TIMEOUT from now, and reports its outcome on that lease: 'done'
+  charges the target's clock (and backoff), then 'ack'.
 
 A hop that cannot be resolved or leased in time is a network failure: robots.txt
 unreachable, a complete disallow for ROBOTS_ERROR_TTL (RFC 9309 2.3.1.4).
 
 Stats (robots/hop/...): same_key (the lease's own key), leased (a lease of its own),
-waited (its key was not due yet), not_due (not due within the wait: given up),
-unresolved (DNS failed), refused (the address policy refused its address).
+waited (a fetch in flight on its key, or paused: asked again), not_due (not due
+within the wait: given up), unresolved (DNS failed), refused (the address policy
+refused its address).
 """
 
 from __future__ import annotations
@@ -100,18 +101,33 @@ class RobotsHops:
             self._inc("same_key")
             await asyncio.sleep(self.hop_delay_s)
             return await download({**meta, LEASED_HOST_META: host}), True
-        lease_id = await self._lease(key)
-        if not lease_id:
+        lease = await self._lease(key)
+        if lease is None:
             return UNREACHABLE, False
         self._inc("leased")
-        hop = {"frontier_lease": lease_id, LEASED_IP_META: ip, "download_slot": key}
+        hop = {"frontier_lease": lease.lease_id, LEASED_IP_META: ip, "download_slot": key}
+        return await self._fetch_leased(lease, host, {**meta, **hop}, download), False
+
+    async def _fetch_leased(
+        self,
+        lease: IpLease,
+        host: str,
+        meta: dict[str, Any],
+        download: Callable[[dict[str, Any]], Awaitable[Answer]],
+    ) -> Answer:
+        """Start when the key is due, then report the outcome on its lease."""
         try:
-            answer = await download({**meta, **hop, LEASED_HOST_META: host})
-        except asyncio.CancelledError:
-            self._report(lease_id, host, UNREACHABLE)  # it may have reached the server
+            await asyncio.sleep(max(0.0, lease.at - self.clock()))
+        except asyncio.CancelledError:  # closing before it was sent: the key is freed
+            self.batches.report(DownloadEvent("ack", lease.lease_id, self.clock()))
             raise
-        self._report(lease_id, host, answer)
-        return answer, False
+        try:
+            answer = await download({**meta, LEASED_HOST_META: host})
+        except asyncio.CancelledError:
+            self._report(lease.lease_id, host, UNREACHABLE)  # it may have reached the server
+            raise
+        self._report(lease.lease_id, host, answer)
+        return answer
 
     async def _resolve(self, host: str) -> str | None:
         try:
@@ -124,27 +140,28 @@ class RobotsHops:
             self._inc("unresolved")
         return None
 
-    async def _lease(self, key: str) -> str:
-        """A lease on `key` once it is due, "" when it is not due within max_wait_s."""
+    async def _lease(self, key: str) -> IpLease | None:
+        """A lease on `key` from its due time, None when that is not within max_wait_s
+        (lease_ip.lua takes it ahead of that time: its queued pages cannot overtake)."""
         deadline = self.clock() + self.max_wait_s
         while not self.background.closing:
-            lease = await self._try_lease(key)
+            lease = await self._try_lease(key, deadline)
             if lease is None:
-                return ""  # Redis failed: Background counted it (and may close the crawl)
+                return None  # Redis failed: Background counted it (and may close the crawl)
             if lease.lease_id:
-                return lease.lease_id
-            if lease.retry_at > deadline:
+                return lease
+            if lease.at > deadline:
                 self._inc("not_due")
-                return ""
-            self._inc("waited")
-            await asyncio.sleep(max(MIN_POLL_S, lease.retry_at - self.clock()))
-        return ""
+                return None
+            self._inc("waited")  # in flight or paused: asked again
+            await asyncio.sleep(max(MIN_POLL_S, lease.at - self.clock()))
+        return None
 
-    async def _try_lease(self, key: str) -> IpLease | None:
+    async def _try_lease(self, key: str, latest: float) -> IpLease | None:
         got: list[IpLease] = []
 
         async def take() -> None:
-            got.append(await self.frontier.lease_ip(key))
+            got.append(await self.frontier.lease_ip(key, latest))
 
         await self.background.guarded(take())
         return got[0] if got else None

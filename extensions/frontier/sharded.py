@@ -117,10 +117,10 @@ class ShardedFrontier:
         merged.leases, merged.hosts = leases, hosts + merged.hosts
         return merged
 
-    async def lease_ip(self, ip: str) -> IpLease:
+    async def lease_ip(self, ip: str, latest: float) -> IpLease:
         """Lease `ip` in its own shard, where its politeness state lives; its 'done' and
         'ack' go there too (report groups events by the IP of the lease id)."""
-        return await self.shards[self.keys.index_of(ip)].lease_ip(ip)
+        return await self.shards[self.keys.index_of(ip)].lease_ip(ip, latest)
 
     async def report(self, events: Sequence[DownloadEvent]) -> FrontierReply:
         groups: dict[int, list[DownloadEvent]] = defaultdict(list)

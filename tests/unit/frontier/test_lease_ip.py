@@ -67,31 +67,31 @@ def test_an_ip_the_frontier_never_saw_is_leased_at_once_and_charged(
     redis_url: str, redis_client: Any
 ) -> None:
     async def go(frontier: Frontier, clock: VirtualClock) -> tuple[Any, ...]:
-        first = await frontier.lease_ip(IP)
+        first = await frontier.lease_ip(IP, clock.now)
         charged = await state(frontier)
-        again = await frontier.lease_ip(IP)  # its fetch is in flight
+        again = await frontier.lease_ip(IP, clock.now + 60)  # its fetch is in flight
         end = clock.now + FETCH_S
         await done_and_ack(frontier, first.lease_id, end, status=200)
         clock.now = end + DELAY_S - 0.01
-        early = await frontier.lease_ip(IP)
+        early = await frontier.lease_ip(IP, clock.now)  # not due, and no later start taken
         clock.now = end + DELAY_S
-        due = await frontier.lease_ip(IP)
+        due = await frontier.lease_ip(IP, clock.now)
         leases = await frontier.redis.zcard(frontier.keys.key("leases"))
         return first, charged, again, end, early, due, leases, await state(frontier)
 
     first, charged, again, end, early, due, leases, after = on_frontier(redis_url, go)
-    assert first.lease_id.startswith(f"{IP}#")
+    assert first.lease_id.startswith(f"{IP}#") and first.at == 1_000_000.0
     assert (charged["inflight"], float(charged["last_start"])) == ("1", 1_000_000.0)
-    # In flight: not before now + the delay (the fetch ends no earlier than now).
-    assert (again.lease_id, again.retry_at) == ("", pytest.approx(1_000_000.0 + DELAY_S))
+    # In flight: asked again at now + the delay (the fetch ends no earlier than now).
+    assert again == ("", pytest.approx(1_000_000.0 + DELAY_S))
     # Due = the delay after the hop's end, which 'done' charged.
-    assert (early.lease_id, early.retry_at) == ("", pytest.approx(end + DELAY_S))
+    assert early == ("", pytest.approx(end + DELAY_S))
     assert due.lease_id and due.lease_id != first.lease_id
     assert leases == 1  # the first was acked; the second is held
     assert float(after["last_end"]) == pytest.approx(end)
 
 
-def test_queued_pages_wait_the_delay_after_the_hop_and_the_hop_after_them(
+def test_a_hop_leased_ahead_holds_the_ip_from_its_due_time_and_pages_follow_it(
     redis_url: str, redis_client: Any
 ) -> None:
     async def go(frontier: Frontier, clock: VirtualClock) -> tuple[Any, ...]:
@@ -100,28 +100,29 @@ def test_queued_pages_wait_the_delay_after_the_hop_and_the_hop_after_them(
         ]
         await frontier.admit(items)
         [(page, _)] = (await frontier.lease(1)).leases
-        refused = await frontier.lease_ip(IP)  # a page of the IP is in flight
+        refused = await frontier.lease_ip(IP, clock.now + 60)  # a page is in flight
         page_end = clock.now + FETCH_S
         await done_and_ack(frontier, page, page_end)
-        clock.now = page_end + DELAY_S - 0.01
-        early_hop = await frontier.lease_ip(IP)
+        clock.now = page_end + 0.1
+        hop = await frontier.lease_ip(IP, clock.now + 60)  # not due yet: taken ahead
+        hop_state = await state(frontier)
         clock.now = page_end + DELAY_S
-        hop = await frontier.lease_ip(IP)
-        blocked = (await frontier.lease(1)).leases  # the hop holds the IP
-        hop_end = clock.now + FETCH_S
+        overtaken = (await frontier.lease(1)).leases  # the page's own queue comes due
+        hop_end = hop.at + FETCH_S
         await done_and_ack(frontier, hop.lease_id, hop_end, status=200)
         clock.now = hop_end + DELAY_S - 0.01
         early = (await frontier.lease(1)).leases
         clock.now = hop_end + DELAY_S
         due = (await frontier.lease(1)).leases
         stats = await frontier.stats()
-        return refused, (early_hop, page_end), hop, blocked, early, due, stats
+        return refused, page_end, hop, hop_state, overtaken, early, due, stats
 
-    refused, (early_hop, page_end), hop, blocked, early, due, stats = on_frontier(redis_url, go)
+    refused, page_end, hop, hop_state, overtaken, early, due, stats = on_frontier(redis_url, go)
     assert refused.lease_id == ""
-    assert early_hop == ("", pytest.approx(page_end + DELAY_S))
-    assert hop.lease_id  # due: the delay after the page's end
-    assert blocked == [] and early == []
+    # Its start is the IP's due time, the delay after the page, and is charged as such.
+    assert hop.lease_id and hop.at == pytest.approx(page_end + DELAY_S)
+    assert float(hop_state["last_start"]) == pytest.approx(page_end + DELAY_S)
+    assert overtaken == [] and early == []  # the hop holds the IP, then its delay runs
     assert [record for _, record in due] == ['{"u":"http://b.test/2"}']
     assert stats["hop_leased"] == 1
     assert stats["queued"] == 0  # the hop took nothing from the queues
@@ -134,27 +135,31 @@ def test_a_backoff_crawl_delay_or_pause_makes_the_hop_wait(
         key, now = frontier.keys.ip_state(IP), clock.now
         answers = []
         await frontier.redis.hset(key, mapping={"last_end": now - 1, "crawl_delay": 5})
-        answers.append(await frontier.lease_ip(IP))
+        answers.append(await frontier.lease_ip(IP, now + 3))
         await frontier.redis.hset(key, mapping={"crawl_delay": 0, "blocked_until": now + 30})
-        answers.append(await frontier.lease_ip(IP))
+        answers.append(await frontier.lease_ip(IP, now + 29))
         await frontier.redis.hdel(key, "blocked_until")
         await frontier.redis.hset(frontier.keys.key("paused_ips"), IP, "b.test")
-        answers.append(await frontier.lease_ip(IP))
-        answers.append(await frontier.lease_ip(f"{IP}@c.test"))  # a per-host key on it
+        answers.append(await frontier.lease_ip(IP, now + 60))
+        answers.append(await frontier.lease_ip(f"{IP}@c.test", now + 60))  # a key on that IP
+        await frontier.redis.hdel(frontier.keys.key("paused_ips"), IP)
+        await frontier.redis.hset(key, "blocked_until", now + 30)
+        answers.append(await frontier.lease_ip(IP, now + 30))  # the backoff's end accepted
         return answers
 
-    by_delay, by_backoff, paused, paused_host = on_frontier(redis_url, go)
-    assert paused_host == ("", pytest.approx(1_000_000.0 + 1))
-    assert by_delay == ("", pytest.approx(1_000_000.0 - 1 + 5))
-    assert by_backoff == ("", pytest.approx(1_000_000.0 + 30))
-    assert paused == ("", pytest.approx(1_000_000.0 + 1))
+    by_delay, by_backoff, paused, paused_host, after_backoff = on_frontier(redis_url, go)
+    now = 1_000_000.0
+    assert by_delay == ("", pytest.approx(now - 1 + 5))  # Crawl-delay 5 from the last end
+    assert by_backoff == ("", pytest.approx(now + 30))
+    assert paused == ("", pytest.approx(now + 1)) and paused_host == paused
+    assert after_backoff.lease_id and after_backoff.at == pytest.approx(now + 30)
 
 
 def test_a_hop_lease_its_worker_never_reports_expires_charged_and_requeues_nothing(
     redis_url: str, redis_client: Any
 ) -> None:
     async def go(frontier: Frontier, clock: VirtualClock) -> tuple[Any, ...]:
-        hop = await frontier.lease_ip(IP)
+        hop = await frontier.lease_ip(IP, clock.now)
         clock.now += 61.0  # past FRONTIER_LEASE_TTL: the worker died mid-fetch
         reply = await frontier.lease(1)
         return hop, reply, await state(frontier), await frontier.stats()
@@ -174,7 +179,7 @@ def test_a_sharded_frontier_leases_the_ip_in_its_own_shard(
         keys = ShardedKeys("hops", 4)
         frontier = ShardedFrontier(client, keys, config(), VirtualClock())
         try:
-            hop = await frontier.lease_ip(IP)
+            hop = await frontier.lease_ip(IP, 1_000_000.0)
             home = keys.index_of(IP)
             states = [await client.hget(keys.shard(i).ip_state(IP), "inflight") for i in range(4)]
             await done_and_ack(frontier, hop.lease_id, 1_000_000.5, status=200)  # routed home

@@ -154,7 +154,7 @@ def test_a_hop_waits_for_the_fetch_in_flight_on_its_ip_and_the_delay(settings) -
         )
         serve_moved_robots(engine)
         session = scheduler.session
-        busy = await session.frontier.lease_ip("127.0.0.2")  # another fetch on b.test's IP
+        busy = await session.frontier.lease_ip("127.0.0.2", clock.now)  # b.test busy
         scheduler.enqueue_request(Request("http://a.test/page"))
         await settle(session)  # admitted; nothing leased yet
         session.leasing.kick()  # the robots.txt fetch stays in flight: no settle here
@@ -175,3 +175,26 @@ def test_a_hop_waits_for_the_fetch_in_flight_on_its_ip_and_the_delay(settings) -
     assert waited >= 1
     assert downloads[1].url == B_ROBOTS
     assert float(b_state["last_start"]) >= ended + delay  # the delay after the other fetch
+
+
+def test_inside_host_ip_networks_a_hop_to_a_host_on_the_same_ip_takes_its_own_key(
+    settings,
+) -> None:
+    async def go() -> tuple[Any, ...]:
+        clock = VirtualClock(start=time.time())
+        values = hop_settings(settings, b_ip="127.0.0.1", FRONTIER_HOST_IP_NETWORKS="127.0.0.0/24")
+        scheduler, engine, _ = await open_scheduler(values, clock)
+        serve_moved_robots(engine)
+        scheduler.enqueue_request(Request("http://a.test/page"))
+        await lease_now(scheduler)
+        await settle(scheduler.session)
+        b_state = await ip_state(scheduler, "127.0.0.1@b.test")
+        await close(scheduler)
+        return engine.downloads, b_state
+
+    (first, hop), b_state = asyncio.run(go())
+    assert first.meta["download_slot"] == "127.0.0.1@a.test"
+    # b.test has its own politeness key on the address: charged there, not a.test's.
+    assert (hop.meta["download_slot"], hop.meta["frontier_ip"]) == ("127.0.0.1@b.test", "127.0.0.1")
+    assert hop.meta["frontier_lease"].startswith("127.0.0.1@b.test#")
+    assert b_state["inflight"] == "0" and float(b_state["last_end"]) > 0
