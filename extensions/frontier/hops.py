@@ -51,9 +51,11 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 UNREACHABLE: Answer = (0, b"", {})
-# A key with a fetch in flight at delay 0 is free at an unknown time: ask again at
-# this pace, not in a loop of round trips.
-MIN_POLL_S = 0.05
+# A fetch in flight on the key ends at a time nobody knows: asked again at this pace,
+# the hop is leased (ahead) before the key comes due, not after the key's next page
+# took it (asked at lease_ip's "no earlier than now + delay", it lost that race by a few
+# ms). A hop is rare (once per origin per ROBOTS_CACHE_TTL): the round trips are few.
+POLL_S = 0.1
 
 
 class RobotsHops:
@@ -154,7 +156,7 @@ class RobotsHops:
                 self._inc("not_due")
                 return None
             self._inc("waited")  # in flight or paused: asked again
-            await asyncio.sleep(max(MIN_POLL_S, lease.at - self.clock()))
+            await asyncio.sleep(POLL_S)
         return None
 
     async def _try_lease(self, key: str, latest: float) -> IpLease | None:
