@@ -56,6 +56,13 @@ class PageItem(scrapy.Item):
     # not stored again) | not_modified (304) | gone (404/410)
     change = scrapy.Field()
     change_rate = scrapy.Field()  # estimated changes per second after this visit
+    # -- the WARC record (crawlproj/pipelines/warc.py) --
+    # Where the fetch's response/revisit record is: the stored file's URI, the offset and
+    # length of its gzip member. None on the crawl's own rows (their file is not stored
+    # yet when they are written); `scrapy replay` fills them from the stored CDXJ indexes.
+    warc_file = scrapy.Field()
+    warc_offset = scrapy.Field()
+    warc_length = scrapy.Field()
 
 
 def is_exact_duplicate(item: PageItem) -> bool:
@@ -93,4 +100,7 @@ ROW_FIELDS: tuple[str, ...] = (
     "change",
     "change_rate",
     "soft_404",
+    "warc_file",
+    "warc_offset",
+    "warc_length",
 )

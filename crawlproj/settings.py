@@ -281,6 +281,8 @@ ITEM_PIPELINES = {
     "crawlproj.pipelines.soft404.Soft404Pipeline": 350,
     # Stores each unique body (gzip, content-addressed) before the page's links are followed.
     "crawlproj.pipelines.store.PageStorePipeline": 400,
+    # WARC records of every fetch (request + response or revisit) when WARC_ENABLED.
+    "crawlproj.pipelines.warc.WarcPipeline": 420,
     # Records the visit: validators, change history and rate, next re-crawl due time.
     "crawlproj.pipelines.recrawl.RecrawlCommitPipeline": 450,
     # Completes the row (every column present) and releases the spider's checkpoint.
@@ -324,6 +326,16 @@ PAGESTORE_RETRY_DELAY = 1.0
 PAGESTORE_THREADS = 8
 # Seconds before an S3 connect or read counts as a failed attempt.
 PAGESTORE_TIMEOUT = 30.0
+
+# --- WARC output (extensions/warc/; README "WARC output") -----------------------------------
+# Write each fetch as WARC/1.1 records (request + response or revisit), one file per worker.
+WARC_ENABLED = False
+# s3://bucket/prefix or file:///abs/folder for closed files + .cdxj; empty = CRAWL_DATA_DIR/warc.
+WARC_URI = ""
+# Bytes at which a file is closed (then stored and indexed) and the next one opened.
+WARC_MAX_SIZE = 1024**3
+# File names: <WARC_PREFIX>-<UTC time, ms>-<serial>-<worker>.warc.gz.
+WARC_PREFIX = "crawlproj"
 
 # --- Freshness: re-crawl (extensions/recrawl*.py) -------------------------------------------
 # Keep per-URL re-crawl state and re-visit stored URLs with conditional GETs.

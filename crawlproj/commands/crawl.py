@@ -19,6 +19,7 @@ from scrapy.exceptions import NotConfigured, UsageError
 from crawlproj.pipelines.content import NEARDUP
 from crawlproj.pipelines.soft404 import SOFT404
 from crawlproj.pipelines.store import STORE, check_content_settings
+from crawlproj.pipelines.warc import WARC, check_warc_settings
 from crawlproj.seeds import SeedError, read_seed_arg
 from extensions.admission.admit import URL_FILTER
 from extensions.admission.budgets import TRAPS
@@ -104,6 +105,7 @@ TABLES: tuple[Table[Any], ...] = (
     NEARDUP,
     SOFT404,
     STORE,
+    WARC,
     METRICS,
     REPORT,
     ELSEWHERE,
@@ -133,6 +135,7 @@ def preflight(settings: BaseSettings, spider_args: dict[str, str]) -> None:
         if settings.get("REDIS_URL"):
             connect_url(settings.get("REDIS_URL")).close()
         check_content_settings(settings)  # the page store itself answers
+        check_warc_settings(settings)  # so does the WARC store, when WARC_ENABLED
     except (SeedError, RedisUnavailable, StoreUnavailable, ValueError, NotConfigured) as exc:
         raise StartupError(str(exc)) from None
 

@@ -13,7 +13,13 @@ Rows without content_ref: a duplicate reuses the body of its duplicate_of row
 when that row (with a stored body) is in the input, keeping its own content
 fields (content_hash, simhash describe its own body, which was not stored);
 others (empty bodies, store failures) are copied through unchanged and counted.
-No reactor, no frontier, no downloader: the only I/O is the page store.
+
+WARC files (WARC_URI, as the crawl wrote them): each row's record is looked up in
+the stored CDXJ indexes (final_url + fetched_at; extensions/warc/index.py), which
+fills its warc_file, warc_offset and warc_length; a row whose body is neither in
+the page store nor its original's is read from its WARC record (a response, or the
+response an identical-payload revisit refers to).
+No reactor, no frontier, no downloader: the only I/O is the page store and WARC_URI.
 """
 
 from __future__ import annotations
@@ -38,6 +44,8 @@ from crawlproj.pipelines.metadata import finalise_row
 from crawlproj.spiders.web import follow_links, parse_page
 from extensions.pagestore.backends import StoreCache
 from extensions.pagestore.protocol import StoreUnavailable, one_line
+from extensions.warc.index import WarcLocations
+from extensions.warc.storage import open_warc_store, warc_uri
 
 if TYPE_CHECKING:
     import argparse
@@ -120,15 +128,35 @@ class Replayer:
         self.rows = rows
         # duplicate_of names the earlier page's URL (its "url" field).
         self.by_url = {row["url"]: row for row in reversed(rows)}
+        try:
+            self.warc = WarcLocations(open_warc_store(warc_uri(settings), settings))
+        except (ValueError, BotoCoreError, ClientError) as exc:
+            raise ReplayError(f"cannot read the WARC indexes: {one_line(exc)}") from None
 
     def body_for(self, row: dict[str, Any]) -> tuple[bytes | None, bool]:
-        """(body, own): the row's own stored body, a duplicate's original body, or None."""
+        """(body, own): the row's own stored body, a duplicate's original body, the
+        body in its WARC record, or None."""
         if row.get("content_ref"):
             return self._read(row["content_ref"]), True
         original = self.by_url.get(row.get("duplicate_of") or "")
         if original is not None and original.get("content_ref"):
             return self._read(original["content_ref"]), False
+        location = self.warc.of(row)
+        if location is not None and row.get("status") != 304:
+            body = self.warc.body(location)
+            if body is not None:
+                self.counts.inc_value("from_warc")
+                return body, not row.get("duplicate_of")
         return None, False
+
+    def locate(self, item: PageItem, row: dict[str, Any]) -> PageItem:
+        """warc_file, warc_offset, warc_length from the stored indexes (None: not stored)."""
+        location = self.warc.of(row)
+        if location is not None:
+            item["warc_file"] = location.file
+            item["warc_offset"], item["warc_length"] = location.offset, location.length
+            self.counts.inc_value("located")
+        return item
 
     def _read(self, ref: str) -> bytes | None:
         try:
@@ -143,6 +171,9 @@ class Replayer:
             raise ReplayError(f"cannot read {ref}: {one_line(exc)}") from None
 
     def replay(self, row: dict[str, Any]) -> PageItem:
+        return self.locate(self._replay(row), row)
+
+    def _replay(self, row: dict[str, Any]) -> PageItem:
         body, own = self.body_for(row)
         item = PageItem({name: row.get(name) for name in FETCH_FIELDS if name in row})
         if body is None:
@@ -204,7 +235,9 @@ class Command(ScrapyCommand):
             f"crawlproj: replay: {counts['rows']} rows: {counts['reproduced']} reproduced, "
             f"{counts['reused_duplicate_body']} duplicates on their original's body, "
             f"{counts['copied']} without a body copied, {counts['missing']} bodies missing "
-            f"from the store; {counts['links']} links extracted, 0 requests sent",
+            f"from the store; {counts['from_warc']} bodies read from WARC records, "
+            f"{counts['located']} rows located in stored WARC files; "
+            f"{counts['links']} links extracted, 0 requests sent",
             file=sys.stderr,
         )
         self.exitcode = 1 if counts["missing"] else 0

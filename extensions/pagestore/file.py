@@ -18,6 +18,8 @@ class FilePageStore:
     power cut needs S3 (or a filesystem mounted with sync).
     """
 
+    setting = "PAGESTORE_URI"  # named in errors (the WARC store shares this class)
+
     def __init__(self, root: Path) -> None:
         self.root = root
         self.uri = "file://" + str(root)
@@ -57,8 +59,8 @@ class FilePageStore:
             os.unlink(tmp)
         except OSError as exc:
             raise StoreUnavailable(
-                f"PAGESTORE_URI {self.uri} is not writable ({exc.strerror or exc}); "
-                f"fix the folder's permissions or point PAGESTORE_URI elsewhere"
+                f"{self.setting} {self.uri} is not writable ({exc.strerror or exc}); "
+                f"fix the folder's permissions or point {self.setting} elsewhere"
             ) from None
 
     def ref(self, key: str) -> str:

@@ -66,6 +66,8 @@ def _code(exc: ClientError) -> str:
 class S3PageStore:
     """Objects under s3://bucket/prefix/<key>; idempotent puts (HEAD first)."""
 
+    setting = "PAGESTORE_URI"  # named in errors (the WARC store shares this class)
+
     def __init__(self, bucket: str, prefix: str, client: Any) -> None:
         self.bucket = bucket
         self.prefix = prefix.strip("/")
@@ -124,7 +126,7 @@ class S3PageStore:
 
     def describe(self, exc: BaseException) -> str:
         """One line: what failed and what to do about it."""
-        where = f"PAGESTORE_URI {self.uri} (endpoint {self.endpoint})"
+        where = f"{self.setting} {self.uri} (endpoint {self.endpoint})"
         if isinstance(exc, (NoCredentialsError, PartialCredentialsError)):
             return f"{where}: no AWS credentials; set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
         if isinstance(exc, ClientError):

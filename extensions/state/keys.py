@@ -64,6 +64,8 @@ Crawl-wide keys (prefix G = "crawlproj:{<crawl>}"):
     G:robots_errors  hash    origin -> robots.txt fetches unavailable in a row, all workers
                              together (ROBOTS_MAX_ERROR_RETRIES; a good verdict deletes it)
     G:content_hashes hash    content hash (sha256 hex) -> URL of the first page with it
+    G:warc_records   hash    URL -> "<WARC-Date> <WARC-Record-ID> <payload digest>" of its
+                             latest full WARC response record (revisits refer to it)
     G:noise_counts   hash    "<host> <param>" -> duplicates differing only in it (noise.py)
     G:noise_params   set     learned noise parameters "<host> <param>": admission drops them
     G:page_templates hash    template digest (16 hex) -> first URL with it: a later page with
@@ -187,6 +189,11 @@ class FrontierKeys:
     def content_hashes(self) -> str:
         """Exact duplicates: content hash -> first URL (HSETNX, first writer wins)."""
         return f"{self.crawl_prefix}:content_hashes"
+
+    @property
+    def warc_records(self) -> str:
+        """URL -> its latest WARC response record (crawlproj/pipelines/warc.py), HSET."""
+        return f"{self.crawl_prefix}:warc_records"
 
     @property
     def soft404(self) -> str:

@@ -243,6 +243,8 @@ BAD = [
     ("PAGESTORE_RETRY_DELAY", -1, ">= 0, not -1"),
     ("PAGESTORE_THREADS", 0, "in 1..256, not 0"),
     ("PAGESTORE_TIMEOUT", 0, "> 0, not 0"),
+    ("WARC_MAX_SIZE", 1000, ">= 1024, not 1000"),
+    ("WARC_PREFIX", "my/crawl", "1-64 of [A-Za-z0-9_.-], not 'my/crawl'"),
     ("METRICS_PORT", 70000, "in 0..65535, not 70000"),
     ("METRICS_BIND", "localhost", "an IP address, not 'localhost'"),
     ("METRICS_REDIS_INTERVAL", -1, ">= 0, not -1"),
