@@ -78,7 +78,10 @@ def test_robots_timeout_means_disallow(tmp_path: Path) -> None:
 def test_traps_cost_at_most_their_guards_budget(tmp_path: Path) -> None:
     spec = WebSpec(hosts=[HostSpec("trappy.test", pages=3, trap=True)])
     with TestWeb(spec, lifetime=120) as web:
-        result, requests = crawl(web, tmp_path, URL_MAX_PER_PATTERN=5, URL_MAX_REPEATED_SEGMENTS=3)
+        # No calendar penalty: the walk would end on its score (rejected/calendar_walk)
+        # before the guard under test, the per-pattern cap, is reached.
+        guards = {"URL_MAX_PER_PATTERN": 5, "URL_MAX_REPEATED_SEGMENTS": 3}
+        result, requests = crawl(web, tmp_path, PRIORITY_CALENDAR_PENALTY=0, **guards)
     paths = paths_of(requests, "trappy.test")
     assert len([p for p in paths if p.startswith("/calendar/")]) <= 5
     assert len([p for p in paths if p.startswith("/trap")]) <= 3
