@@ -119,11 +119,16 @@ def test_a_killed_crawl_leaves_no_row_pointing_at_an_unstored_file(tmp_path: Pat
         proc = subprocess.Popen(cmd, cwd=PROJECT_ROOT, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)  # fmt: skip
         staged = data / "warc-open"
-        deadline = time.monotonic() + 90
-        while not list((tmp_path / "warc").glob("*.warc.gz")) or not staged_open(staged):
-            assert proc.poll() is None and time.monotonic() < deadline, "no file in time"
-            time.sleep(0.05)
-        time.sleep(0.3)  # mid-file: records written after the last rotation
+        started = time.monotonic()
+        # Mid-file: a file stored (rotation works), another open; after a rotation no
+        # file is open until the next fetch, so the check runs right before the kill.
+        while (
+            time.monotonic() < started + 1.0
+            or not list((tmp_path / "warc").glob("*.warc.gz"))
+            or not staged_open(staged)
+        ):
+            assert proc.poll() is None and time.monotonic() < started + 90, "no file in time"
+            time.sleep(0.02)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
         first = whole_rows(tmp_path / "first.jsonl")
