@@ -9,13 +9,14 @@ from collections.abc import Iterator
 
 import pytest
 
+from extensions.warc.records import IDENTICAL_PROFILE, NEAR_DUPLICATE_PROFILE
 from scripts.crawlrun import run_crawl, write_seeds
 from tests.integration.browser import run_chromium
 from tests.integration.pywb_server import Wayback, make_collection
 from tests.integration.twin_web import ADDRESS, HOST, TwinWeb, pages
 from tests.integration.warc_support import Record, fetch_records, folder_records, warc_files
 
-SMALL_FILES = 8 * 1024  # several files: pywb must find revisit originals across them
+SMALL_FILES = 1024  # about a file per fetch: pywb must find revisit originals across files
 SETTINGS = {
     "DNS_HOSTS_MAP": {HOST: ADDRESS},
     "FRONTIER_DELAY": 0.1,
@@ -58,6 +59,10 @@ def timestamp(record: Record) -> str:
     return re.sub(r"\D", "", record.headers["WARC-Date"])[:14]
 
 
+def profile(record: Record) -> str | None:
+    return record.headers.get("WARC-Profile")
+
+
 def test_every_response_replays_the_served_body(replayed) -> None:
     wayback, twins, by_url = replayed
     responses = 0
@@ -76,16 +81,28 @@ def test_every_response_replays_the_served_body(replayed) -> None:
 
 
 def test_identical_payload_revisits_replay_their_original(replayed) -> None:
-    """/ref and /lib answer one 404 body: the second is a revisit pywb resolves."""
+    """/ref, /lib and the other unknown paths answer one 404 body: after the first, each is
+    a revisit, which pywb replays with its original's status and body."""
     wayback, _, by_url = replayed
-    revisits = [
-        (url, r) for url, r in by_url.items() if r.kind == "revisit" and r.http_status == "404"
-    ]
-    assert revisits
+    revisits = [(url, r) for url, r in by_url.items() if profile(r) == IDENTICAL_PROFILE]
+    files = set()
     for url, record in revisits:
         original = by_url[record.headers["WARC-Refers-To-Target-URI"]]
+        files.add((original.file, record.file))
         status, _, body = wayback.get(wayback.replay_url(timestamp(record), url, "id_"))
-        assert status == 404 and body == original.payload == b"not found\n", url
+        assert (str(status), body) == (original.http_status, original.payload), url
+    assert any(a != b for a, b in files), "no revisit in another file than its original"
+
+
+def test_near_duplicate_revisits_are_not_resolved(replayed) -> None:
+    """pywb finds a revisit's original by identical digest; a near duplicate's differs
+    (README "Replaying a crawl in pywb" says so)."""
+    wayback, _, by_url = replayed
+    near = [(url, r) for url, r in by_url.items() if profile(r) == NEAR_DUPLICATE_PROFILE]
+    assert near
+    for url, record in near:
+        status, _, body = wayback.get(wayback.replay_url(timestamp(record), url, "id_"))
+        assert status == 503 and b"Original for revisit record could not be loaded" in body
 
 
 def test_chromium_loads_a_rewritten_replay(replayed) -> None:
