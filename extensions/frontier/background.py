@@ -3,7 +3,9 @@
 The engine calls the scheduler synchronously, so every Redis round trip runs in a
 task spawned here. A Redis error backs off and is retried; FRONTIER_MAX_REDIS_FAILURES
 in a row, or one script error (a bug, not an outage), closes the crawl with a
-one-line reason.
+one-line reason. A Redis error that escapes a task goes through the same count (a
+task that died of it used to print "Task exception was never retrieved" at exit),
+and once the crawl is closing further errors are only counted: the one line said it.
 """
 
 from __future__ import annotations
@@ -12,7 +14,14 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
-from redis.exceptions import RedisError, ResponseError
+from redis.exceptions import (
+    ClusterDownError,
+    ReadOnlyError,
+    RedisClusterException,
+    RedisError,
+    ResponseError,
+    TryAgainError,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
@@ -24,6 +33,22 @@ logger = logging.getLogger(__name__)
 
 BACKOFF_BASE_S = 0.2
 BACKOFF_MAX_S = 5.0
+
+# Errors of an unreachable Redis, or of a cluster whose slots are moving: a lost master
+# answers CLUSTERDOWN / TRYAGAIN until its replica is promoted, and a demoted one
+# READONLY; a missing slot is a RedisClusterException, not a RedisError.
+REDIS_ERRORS = (RedisError, RedisClusterException)
+CLUSTER_OUTAGES = (ClusterDownError, TryAgainError, ReadOnlyError)
+
+
+def is_script_error(exc: BaseException) -> bool:
+    """An error reply that retrying cannot cure (a script's bug), not an outage."""
+    return isinstance(exc, ResponseError) and not isinstance(exc, CLUSTER_OUTAGES)
+
+
+def one_line(exc: BaseException) -> str:
+    text = str(exc)
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 class Background:
@@ -46,10 +71,20 @@ class Background:
         self._discard.append(clear)
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
-        task = asyncio.get_event_loop().create_task(coro)
+        task = asyncio.get_event_loop().create_task(self._supervised(coro))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
+
+    async def _supervised(self, coro: Coroutine[Any, Any, Any]) -> Any:
+        try:
+            return await coro
+        except REDIS_ERRORS as exc:
+            self.failed(exc)  # the task's step is lost; its owner asks again or closes
+        except Exception:
+            # A bug: its traceback now, not "Task exception was never retrieved" at exit.
+            logger.exception("Frontier background task failed")
+        return None
 
     async def guarded(self, coro: Coroutine[Any, Any, None]) -> None:
         """Run one Redis step; on a Redis error back off, and give up (closing the
@@ -57,22 +92,32 @@ class Background:
         try:
             await coro
             self._failures = 0
-        except ResponseError as exc:
-            # A script error is a bug, not an outage: retrying the same batch would
-            # loop forever, so stop the crawl loudly (the batch stays unacked).
+        except REDIS_ERRORS as exc:
+            if self.failed(exc):
+                await asyncio.sleep(min(BACKOFF_MAX_S, BACKOFF_BASE_S * 2**self._failures))
+
+    def failed(self, exc: BaseException) -> bool:
+        """Count one Redis error; True when its step may be retried after a backoff,
+        False once the crawl is closing (closed here, with its one line, if this error
+        is the one too many or a script error)."""
+        if self.closing:
+            self.stats.inc_value("frontier/redis_errors")
+            return False
+        if is_script_error(exc):
+            # Retrying the same batch would loop forever: stop the crawl loudly (the
+            # batch stays unacked).
             logger.error("Frontier script failed: %s", exc)
             self.stats.inc_value("frontier/script_errors")
             self.close_crawl("frontier_error")
-        except RedisError as exc:
-            self._failures += 1
-            self.stats.inc_value("frontier/redis_errors")
-            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            if self._failures >= self.max_redis_failures:
-                logger.error("Redis unavailable (%s); closing the crawl", reason)
-                self.close_crawl("redis_unavailable")
-                return
-            logger.warning("Redis error (%s); retrying", reason)
-            await asyncio.sleep(min(BACKOFF_MAX_S, BACKOFF_BASE_S * 2**self._failures))
+            return False
+        self._failures += 1
+        self.stats.inc_value("frontier/redis_errors")
+        if self._failures >= self.max_redis_failures:
+            logger.error("Redis unavailable (%s); closing the crawl", one_line(exc))
+            self.close_crawl("redis_unavailable")
+            return False
+        logger.warning("Redis error (%s); retrying", one_line(exc))
+        return True
 
     def close_crawl(self, reason: str) -> None:
         if not self.closing:

@@ -20,6 +20,7 @@ from extensions.admission.filters import host_of
 from extensions.admission.noise import strip_params
 from extensions.admission.prioritizer import SOURCE_META
 from extensions.admission.records import PROBE_META
+from extensions.frontier.background import REDIS_ERRORS
 from extensions.frontier.core import DownloadEvent
 from extensions.frontier.hops import RobotsHops
 from extensions.robots.cache import origin_of, robots_url
@@ -70,7 +71,12 @@ class Dispatch:
     async def dispatch_all(self, requests: list[Request]) -> None:
         if requests and self.robots is not None:
             # Shared verdicts for every origin of the lease, in one round trip.
-            await self.robots.prefetch({origin_of(r.url) for r in requests})
+            try:
+                await self.robots.prefetch({origin_of(r.url) for r in requests})
+            except REDIS_ERRORS:
+                for request in requests:  # back unfetched, not left to their lease TTL
+                    self.release(request)
+                raise
         for request in requests:
             self.dispatch(request)
 
@@ -153,18 +159,32 @@ class Dispatch:
         except asyncio.CancelledError:
             self.release(request)  # closing: the page goes back, the IP uncharged
             raise
+        except REDIS_ERRORS as exc:  # a hop's lease or DNS: the fetch may have gone out
+            self.background.failed(exc)
+            self._end_robots(request, DownloadEvent("done", lease_id, self.clock(), 0))
+            return
+        # Shared before the page goes back; a Redis error here is counted and the page
+        # is released all the same, or its lease would wait out FRONTIER_LEASE_TTL.
+        await self.background.guarded(robots.record(origin, fetch.verdict))
         host = host_of(origin + "/")
         if not robots.unavailable(fetch.verdict):  # a failure says nothing of Crawl-delay
             # Before the fetch is reported, so the next_fetch_at it sets includes it.
             delay, until = robots.crawl_delay(fetch.verdict), fetch.verdict.expires_at
             await self.background.guarded(self.frontier.set_crawl_delay(ip, host, delay, until))
-        self.book.end_fetch(lease_id)
         # A 429/503's Retry-After sets the IP's backoff (outcome.lua), not a doubling.
         at, status, wait = fetch.ended_at, fetch.status, fetch.retry_after
-        self.batches.events.append(DownloadEvent("done", lease_id, at, status, wait, host=host))
+        done = DownloadEvent("done", lease_id, at, status, wait, host=host)
         block = fetch.verdict.expires_at if robots.unavailable(fetch.verdict) else None
-        self.release(request, block_until=block)
+        self._end_robots(request, done, block)
         self._queue_sitemaps(fetch.verdict.sitemaps)
+
+    def _end_robots(
+        self, request: Request, done: DownloadEvent, block_until: float | None = None
+    ) -> None:
+        """The robots.txt fetch charged the IP (`done`); its page goes back unfetched."""
+        self.book.end_fetch(done.lease_id)
+        self.batches.events.append(done)
+        self.release(request, block_until=block_until)
 
     def _hops(self, robots: RobotsGate) -> RobotsHops:
         """robots.txt redirect hops, each on an IP charged for its host (hops.py)."""

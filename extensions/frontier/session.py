@@ -27,7 +27,7 @@ from extensions.admission.prioritizer import Prioritizer
 from extensions.admission.seen import UrlSeen
 from extensions.config import read
 from extensions.dns.cache import HostResolver, process_resolver
-from extensions.frontier.background import Background
+from extensions.frontier.background import REDIS_ERRORS, Background, one_line
 from extensions.frontier.batching import Batches
 from extensions.frontier.config import frontier_config, scheduler_settings
 from extensions.frontier.core import DownloadEvent
@@ -53,7 +53,7 @@ from extensions.state.connection import (
 from extensions.state.keys import ShardedKeys
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Awaitable, Callable
 
     from scrapy import Spider
     from scrapy.core.engine import ExecutionEngine
@@ -237,6 +237,8 @@ class FrontierSession:
         self.parked.resolve_all(reply.hosts)
 
     async def close(self, reason: str) -> None:
+        """Everything that does not need Redis is done even when Redis is gone (the
+        seen filter closed, the stats written); what could not be done is one line."""
         self.background.closing = True
         self.leasing.timer.cancel()
         await self.renewal.stop()
@@ -249,17 +251,37 @@ class FrontierSession:
             if task is not None:
                 with contextlib.suppress(Exception):
                     await task
-        with contextlib.suppress(RedisError):
-            await self.batches.flush()
-        for name, value in (await self.frontier.stats()).items():
-            self.stats.set_value(f"frontier/redis/{name}", value)
-        with contextlib.suppress(RedisError):
-            await self.blocklist.refresh()  # the closed patterns, for the report
+        steps = (
+            ("send the last outcomes", self.batches.flush),
+            ("read the frontier's counters", self._redis_stats),
+            ("read the closed patterns", self.blocklist.refresh),  # for the report
+            ("close the Redis connection", self.frontier.redis.aclose),
+        )
+        errors = {what: await _attempt(step) for what, step in steps}
         closed = sorted(self.blocklist.admission.closed_patterns)
         self.stats.set_value("frontier/closed_patterns", closed[:REPORTED_PATTERNS])
-        await self.frontier.redis.aclose()
-        self.seen.close()
+        errors["close URL-seen"] = await _attempt(self._close_seen)
+        failed = {what: error for what, error in errors.items() if error is not None}
+        if failed:
+            first = next(iter(failed.values()))
+            logger.error("Frontier closed but could not %s (%s)", ", ".join(failed), first)
         logger.info("Frontier closed (%s): %d leases unacked", reason, len(self.book.leases))
+
+    async def _redis_stats(self) -> None:
+        for name, value in (await self.frontier.stats()).items():
+            self.stats.set_value(f"frontier/redis/{name}", value)
+
+    async def _close_seen(self) -> None:
+        self.seen.close()
+
+
+async def _attempt(step: Callable[[], Awaitable[object]]) -> str | None:
+    """Run one closing step; the first line of its Redis error, None when it worked."""
+    try:
+        await step()
+    except REDIS_ERRORS as exc:
+        return one_line(exc)
+    return None
 
 
 async def open_session(

@@ -113,8 +113,8 @@ class RobotsCache:
         if ttl_ms <= 0:
             logger.debug("robots verdict for %s already expired; not cached", origin)
             return
+        self._remember(origin, verdict)  # first: kept here even if Redis refuses it
         await self._redis.set(self._key_for(origin), verdict.to_json(), px=ttl_ms)
-        self._remember(origin, verdict)
         if verdict.kind == DISALLOW_ALL:
             logger.info(
                 "robots.txt of %s unreachable (status %d): disallowing the origin for %.0f s",

@@ -145,7 +145,8 @@ class RobotsGate:
         self, engine: ExecutionEngine, origin: str, url: str, meta: dict[str, Any], hops: HopRoute
     ) -> RobotsFetch:
         """Fetch robots.txt under the lease in `meta`, following up to MAX_REDIRECTS
-        hops, each on an IP charged for its host (`hops`); cache and return the verdict."""
+        hops, each on an IP charged for its host (`hops`); return the verdict, for
+        record() to share (a Redis error there must not lose the fetch's outcome)."""
         status, body, headers = await self._download(engine, url, meta)
         own = status, headers  # the lease's IP's last answer: what its 'done' reports
         for _ in range(MAX_REDIRECTS):
@@ -163,15 +164,19 @@ class RobotsGate:
         verdict = verdict_from_response(
             status, body, headers, ended, self.policy, self.policy.user_agent_token
         )
-        await self.cache.put(origin, verdict)
         self.stats.inc_value(f"robots/verdict/{verdict.kind}")
+        status, headers = own
+        wait = retry_after_ttl(headers, ended, self.policy) if status in (429, 503) else None
+        return RobotsFetch(verdict, status, ended, wait)
+
+    async def record(self, origin: str, verdict: RobotsVerdict) -> None:
+        """Share a fetched verdict and the origin's failure count with every worker;
+        this worker uses the verdict even when Redis cannot take it."""
+        await self.cache.put(origin, verdict)
         if self.unavailable(verdict):
             await self.failures.failed(origin)
         else:
             await self.failures.recovered(origin)
-        status, headers = own
-        wait = retry_after_ttl(headers, ended, self.policy) if status in (429, 503) else None
-        return RobotsFetch(verdict, status, ended, wait)
 
     async def _download(self, engine: ExecutionEngine, url: str, meta: dict[str, Any]) -> Answer:
         request = Request(

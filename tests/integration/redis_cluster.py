@@ -1,10 +1,12 @@
-"""A real three-master Redis Cluster on loopback for tests: redis-server children that
-die with the test process (PR_SET_PDEATHSIG), stopped by PID at teardown."""
+"""A real three-master Redis Cluster on loopback for tests (optionally one replica per
+master, for failover), and a plain single redis-server: children that die with the
+test process (PR_SET_PDEATHSIG), stopped, or SIGKILLed mid-crawl, by PID."""
 
 from __future__ import annotations
 
 import contextlib
 import random
+import signal
 import socket
 import subprocess
 import time
@@ -38,12 +40,80 @@ def _bindable(port: int) -> bool:
         return True
 
 
+def _redis_server(data_dir: Path, port: int, *options: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [find_redis_server(), "--port", str(port), "--bind", "127.0.0.1",
+         "--dir", str(data_dir), "--save", "", "--appendonly", "no",
+         "--logfile", str(data_dir / f"redis-{port}.log"), *options],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        preexec_fn=die_with_parent,
+    )  # fmt: skip
+
+
+def _stop(processes: list[subprocess.Popen[bytes]]) -> None:
+    for process in processes:
+        if process.poll() is None:
+            process.terminate()
+    for process in processes:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=10)
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+@dataclass
+class LocalRedis:
+    """One plain redis-server on a free loopback port."""
+
+    data_dir: Path
+    port: int = 0
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> LocalRedis:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.port = _cluster_port()
+        self.process = _redis_server(self.data_dir, self.port)
+        deadline = time.monotonic() + 20
+        while not _answers(redis.Redis(host="127.0.0.1", port=self.port)):
+            if time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"redis-server not ready in 20s; see {self.data_dir}")
+            time.sleep(0.05)
+        return self
+
+    def kill(self) -> None:
+        """SIGKILL, as a crashed server: no shutdown, no goodbye to clients."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait()
+
+    def stop(self) -> None:
+        if self.process is not None:
+            _stop([self.process])
+
+
+def _answers(node: redis.Redis) -> bool:
+    try:
+        return bool(node.ping())
+    except redis.RedisError:
+        return False
+
+
 @dataclass
 class LocalCluster:
     data_dir: Path
     masters: int = 3
+    replicas: int = 0  # per master: with one, a SIGKILLed master's replica takes over
     start_timeout: float = 20.0
-    ports: list[int] = field(default_factory=list)
+    # How long a silent master stays a master; Redis's 15 s default would stall a
+    # failover test, and too short a one fails healthy masters on a loaded machine.
+    node_timeout_ms: int = 15000
+    ports: list[int] = field(default_factory=list)  # the masters', then the replicas'
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
     @property
@@ -53,31 +123,37 @@ class LocalCluster:
 
     def nodes(self) -> list[redis.Redis]:
         """A plain client per master (to look at what each one holds)."""
+        return [redis.Redis(host="127.0.0.1", port=port) for port in self.ports[: self.masters]]
+
+    def _all_nodes(self) -> list[redis.Redis]:
         return [redis.Redis(host="127.0.0.1", port=port) for port in self.ports]
 
     def start(self) -> LocalCluster:
-        binary = find_redis_server()
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        for _ in range(self.masters):
+        for _ in range(self.masters * (1 + self.replicas)):
             port = _cluster_port()
             self.ports.append(port)
-            self.processes.append(subprocess.Popen(
-                [binary, "--port", str(port), "--bind", "127.0.0.1",
-                 "--cluster-enabled", "yes",
-                 "--cluster-config-file", str(self.data_dir / f"nodes-{port}.conf"),
-                 "--dir", str(self.data_dir), "--save", "", "--appendonly", "no",
-                 "--logfile", str(self.data_dir / f"redis-{port}.log")],
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                preexec_fn=die_with_parent,
+            self.processes.append(_redis_server(
+                self.data_dir, port, "--cluster-enabled", "yes",
+                "--cluster-config-file", str(self.data_dir / f"nodes-{port}.conf"),
+                "--cluster-node-timeout", str(self.node_timeout_ms),
             ))  # fmt: skip
         try:
             self._wait(lambda node: node.ping())
             self._assign_slots()
             self._wait(self._state_ok)
+            self._add_replicas()
         except BaseException:
             self.stop()
             raise
         return self
+
+    def kill(self, master: int) -> int:
+        """SIGKILL master number `master`; its port (the node the crawl loses)."""
+        process = self.processes[master]
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        return self.ports[master]
 
     def _assign_slots(self) -> None:
         # Redis 6.2 has no ADDSLOTSRANGE: ADDSLOTS with every slot of the range.
@@ -90,11 +166,24 @@ class LocalCluster:
 
     def _state_ok(self, node: redis.Redis) -> bool:
         info = node.cluster("INFO")
-        return info["cluster_state"] == "ok" and int(info["cluster_known_nodes"]) == self.masters
+        return info["cluster_state"] == "ok" and int(info["cluster_known_nodes"]) == len(self.ports)
 
-    def _wait(self, ready: Callable[[redis.Redis], bool]) -> None:
+    def _add_replicas(self) -> None:
+        """Replica r of master m is node masters * (r + 1) + m; waits until each syncs."""
+        if not self.replicas:
+            return
+        ids = [node.execute_command("CLUSTER MYID") for node in self.nodes()]
+        replicas = self._all_nodes()[self.masters :]
+        for index, replica in enumerate(replicas):
+            replica.execute_command("CLUSTER REPLICATE", ids[index % self.masters])
+        self._wait(lambda node: node.info("replication").get("master_link_status") == "up",
+                   replicas)  # fmt: skip
+
+    def _wait(
+        self, ready: Callable[[redis.Redis], bool], nodes: list[redis.Redis] | None = None
+    ) -> None:
         deadline = time.monotonic() + self.start_timeout
-        pending = self.nodes()
+        pending = self._all_nodes() if nodes is None else nodes
         while pending:
             if time.monotonic() > deadline:
                 raise RuntimeError(
@@ -117,12 +206,4 @@ class LocalCluster:
             node.flushall()
 
     def stop(self) -> None:
-        for process in self.processes:
-            if process.poll() is None:
-                process.terminate()
-        for process in self.processes:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                process.wait(timeout=10)
-            if process.poll() is None:
-                process.kill()
-                process.wait()
+        _stop(self.processes)
