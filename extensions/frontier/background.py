@@ -22,6 +22,7 @@ from redis.exceptions import (
     ResponseError,
     TryAgainError,
 )
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
@@ -62,6 +63,7 @@ class Background:
         self.max_redis_failures = max_redis_failures
         self.closing = False
         self._failures = 0  # Redis errors in a row
+        self._lost_node: str | None = None  # the last connection error's line
         self._tasks: set[asyncio.Task[Any]] = set()  # the loop keeps only weak references
         self._discard: list[Callable[[], None]] = []
 
@@ -91,7 +93,7 @@ class Background:
         crawl with a one-line reason) after FRONTIER_MAX_REDIS_FAILURES in a row."""
         try:
             await coro
-            self._failures = 0
+            self._failures, self._lost_node = 0, None
         except REDIS_ERRORS as exc:
             if self.failed(exc):
                 await asyncio.sleep(min(BACKOFF_MAX_S, BACKOFF_BASE_S * 2**self._failures))
@@ -112,12 +114,23 @@ class Background:
             return False
         self._failures += 1
         self.stats.inc_value("frontier/redis_errors")
+        reason = self._reason(exc)
         if self._failures >= self.max_redis_failures:
-            logger.error("Redis unavailable (%s); closing the crawl", one_line(exc))
+            logger.error("Redis unavailable (%s); closing the crawl", reason)
             self.close_crawl("redis_unavailable")
             return False
-        logger.warning("Redis error (%s); retrying", one_line(exc))
+        logger.warning("Redis error (%s); retrying", reason)
         return True
+
+    def _reason(self, exc: BaseException) -> str:
+        reason = one_line(exc)
+        if isinstance(exc, RedisConnectionError):
+            self._lost_node = reason  # names the node ("Error 111 connecting to <host:port>")
+        elif self._lost_node is not None:
+            # A cluster that lost a master without a replica answers CLUSTERDOWN after
+            # it, which names no node: say which one was lost.
+            reason = f"{reason}; after: {self._lost_node}"
+        return reason
 
     def close_crawl(self, reason: str) -> None:
         if not self.closing:

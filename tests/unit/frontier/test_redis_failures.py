@@ -11,8 +11,8 @@ import time
 from typing import Any
 
 import pytest
+from redis.exceptions import ClusterDownError, RedisClusterException
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisClusterException
 from scrapy import Request
 
 from extensions.frontier.background import Background
@@ -145,3 +145,19 @@ def test_a_redis_error_escaping_a_task_is_counted_and_closes_the_crawl(exc, capl
     assert unretrieved == []
     errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert errors == [f"Redis unavailable ({exc}); closing the crawl"]
+
+
+def test_a_cluster_down_after_a_lost_node_names_the_node(caplog) -> None:
+    async def go():
+        engine = Engine(None)
+        background = Background(engine, Stats(), max_redis_failures=2)
+        await background.guarded(raising(RedisConnectionError(DOWN)))
+        await background.guarded(raising(ClusterDownError("CLUSTERDOWN The cluster is down")))
+        await asyncio.sleep(0)
+        return engine.closed
+
+    assert asyncio.run(go()) == ["redis_unavailable"]  # an outage, not a script error
+    [line] = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert line == (
+        f"Redis unavailable (CLUSTERDOWN The cluster is down; after: {DOWN}); closing the crawl"
+    )
