@@ -70,13 +70,17 @@ def test_the_trap_web_is_crawled_to_its_real_pages_and_ends_by_itself(trap_crawl
 
 
 def test_trap_feedback_closed_patterns_and_the_report_lists_them(trap_crawl) -> None:
-    _web, result, _, data = trap_crawl
+    _web, result, requests, data = trap_crawl
     assert "frontier/redis/trap_closed" in result.log
     report = json.loads(next(data.rglob("*-report.json")).read_text())
     closed = report["stats"]["frontier/closed_patterns"]
-    assert any("/docs/v<N>/more+/" in p for p in closed), closed  # a growing path
+    stats = report["stats"]
+    # A growing path (/docs/v1/more/more2/...) stops within a few hops: the repeated-stem
+    # guard refuses more4, or its pattern (docs/v<N>/more+/) closes.
+    grown = max(r["url"].count("/more") for r in requests)
+    assert 2 <= grown <= 4, grown
     # Calendars: a walk ends where its score reaches 0, or feedback closes its pattern.
-    walked = report["stats"].get("frontier/rejected/calendar_walk", 0)
+    walked = stats.get("frontier/rejected/calendar_walk", 0)
     assert walked or any("?month&year" in p for p in closed), closed
 
 
