@@ -13,11 +13,10 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING
 
-from redis.exceptions import RedisError
-
 from extensions.admission.admit import Rejected
 from extensions.admission.records import RecordError
 from extensions.fetch.http_dates import w3c_time
+from extensions.frontier.background import REDIS_ERRORS
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -126,7 +125,7 @@ class Batches:
             self.stats.inc_value("frontier/round_trips/report")
             try:
                 reply = await self.frontier.report(events)
-            except RedisError:
+            except REDIS_ERRORS:
                 self.events[:0] = events  # keep order; retried by the loop
                 raise
             self.note(reply)
@@ -136,7 +135,7 @@ class Batches:
         self.stats.inc_value("frontier/round_trips/admit")
         try:
             reply = await self.frontier.admit(batch)
-        except RedisError:
+        except REDIS_ERRORS:  # a missing slot is not a RedisError
             self.admits[:0] = batch  # keep order; retried by the loop
             raise
         # Every key sent is in the exact set now, admitted or confirmed seen.
