@@ -9,7 +9,8 @@ redis-server started here on 127.0.0.1 and stopped at the end.
 1. admit, batch 100 (a page of 100 outlinks), fresh URLs: --urls realistic URLs (~70
    chars, records as the scheduler encodes them) over --ips IPs, one host per IP.
    Redis memory: INFO used_memory delta / queued URLs, and MEMORY USAGE per structure
-   (seen set, back queues, front queues, per-IP state, heaps), all keys measured.
+   (URL-seen Bloom, back queues, front queues, per-IP state, heaps), all keys measured;
+   the Bloom is sized for the run (SEEN_CAPACITY = the URLs admitted).
 2. admit, batch 100, all duplicates (URL-seen rejects every one); admit, batch 1, fresh.
 3. lease + report with FRONTIER_DELAY 0 (politeness not binding): lease(100), then one
    report with done+ack for each lease; and lease(1) + report(done, ack).
@@ -25,7 +26,7 @@ import asyncio
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +94,9 @@ async def measure(args: argparse.Namespace, url: str) -> Measured:
     client = aioredis.Redis.from_url(url)
     keys = FrontierKeys("bench")
     config = project_frontier_config(delay=0.0, back_queues=args.back_queues, lease_ttl=60)
+    # URL-seen's Bloom sized for this run, as SEEN_CAPACITY would be for a crawl this size.
+    seen = replace(config.seen, capacity=args.urls + args.batch1_urls)
+    config = replace(config, seen=seen)
     frontier = Frontier(client, keys, config)
 
     print(f"... generating {args.urls:,} URLs over {args.ips} IPs", flush=True)

@@ -166,13 +166,14 @@ PRIORITY_TRAP_REOPEN_AFTER = 3
 # Duplicates differing only in one query parameter before the host's URLs drop it (0 = off).
 PRIORITY_NOISE_AFTER = 2
 
-# --- URL-seen (Bloom filter per worker in front of the exact set in Redis) ------------------
+# --- URL-seen (a Bloom filter per shard in Redis, a per-worker one in front) ----------------
 # Bloom bits per URL key: false-positive rate 6.7e-5 at 20, 8.2e-3 at 10.
 SEEN_BITS_PER_KEY = 20
-# Keys per worker in the first Bloom generation (25 MB file at 20 bits/key).
+# Keys in the first Bloom generation: per shard in Redis and per worker file (25 MB at 20).
 SEEN_CAPACITY = 10_000_000
-# True: only keys Redis confirmed are dropped locally (lossless); False: drop Bloom hits.
-SEEN_EXACT = True
+# False: the Bloom filters alone decide (2.5 B/URL in Redis at 20 bits/key, ~7e-5 of new
+# URLs lost); True: the exact set in Redis settles Bloom hits (lossless, +~64 B/URL).
+SEEN_EXACT = False
 # Capacity factor (1 or 2) of each new Bloom generation once the current one is full.
 SEEN_GROWTH = 2
 # Redis-confirmed keys kept in a per-worker LRU (~156 bytes each).

@@ -1,13 +1,13 @@
-"""URL-seen: a per-worker Bloom filter (pybloomfiltermmap3) in front of the exact set in Redis.
+"""URL-seen: a per-worker Bloom filter (pybloomfiltermmap3) in front of the shard's Bloom
+filter in Redis (admission/bloom.py, checked and set by the admit script: the truth across
+workers). `split` picks the keys of a batch that need it; `record` learns the keys sent.
 
-The admit script's `SADD <seen set> <key>` (enqueue only on 1) is the truth across workers.
-`split` picks the keys of a batch that need it; `record` learns the keys Redis confirmed.
-
-SEEN_EXACT=True (default): a key is dropped locally only if THIS process saw Redis confirm it
-in this run (an LRU of SEEN_LOCAL_CACHE keys). Every other key, Bloom hit or not, is sent: a
-Bloom false positive costs one SADD, never a page. The Bloom counters show what False would
-save. SEEN_EXACT=False (huge crawls): Bloom hits are dropped (`seen/dropped_local`), so a false
-positive loses that page, about p of the new URLs.
+SEEN_EXACT=True: a key is dropped locally only if THIS process saw Redis confirm it in this
+run (an LRU of SEEN_LOCAL_CACHE keys); every other key is sent, and Redis's exact set
+settles its Bloom's hits: lossless. SEEN_EXACT=False (default): Bloom hits are dropped
+(`seen/dropped_local`), so a false positive loses that page, about p of the new URLs, as
+Redis's own Bloom does. A batch goes to Redis in one call whatever is dropped: this filter
+saves Lua work on duplicates, not round trips.
 
 Sizing: p = exp(-bits * ln2^2), optimal for SEEN_BITS_PER_KEY. pybloomfiltermmap3 0.6.3 takes
 k = floor(log2(1/p)) (13 at 20 bits/key, not 13.86; 6 at 10, not 6.93) and num_bits = n * bits
@@ -85,7 +85,7 @@ class SeenConfig:
 
     bits_per_key: float = 20.0  # SEEN_BITS_PER_KEY
     capacity: int = 10_000_000  # SEEN_CAPACITY: keys of the first generation
-    exact: bool = True  # SEEN_EXACT
+    exact: bool = False  # SEEN_EXACT
     growth: int = 2  # SEEN_GROWTH: capacity factor of each new generation (1 or 2)
     local_cache: int = 100_000  # SEEN_LOCAL_CACHE: confirmed keys kept in the LRU (exact mode)
     worker_id: str = ""  # SEEN_WORKER_ID: '' = lowest free w0, w1, ...

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from scrapy.exceptions import NotConfigured
 
+from extensions.admission.bloom import BloomConfig
 from extensions.admission.budgets import trap_config
 from extensions.admission.priorities import priority_weights
 from extensions.config import Setting, Table, above, at_least, at_most, between, read
@@ -104,6 +105,7 @@ def frontier_config(settings: BaseSettings) -> FrontierConfig:
             weights=priority_weights(settings),
             lease_ttl=lease.seconds,
             traps=trap_config(settings),
+            seen=BloomConfig.from_settings(settings),
         )
     except ValueError as exc:
         raise NotConfigured(str(exc)) from None

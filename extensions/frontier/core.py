@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, NamedTuple
 
+from extensions.admission.bloom import BloomConfig
 from extensions.admission.budgets import TrapConfig
 from extensions.admission.records import AdmitItem
 from extensions.state.connection import AnyAsyncRedis, as_str
@@ -45,6 +46,7 @@ class FrontierConfig:
     recrawl_share: float  # fetches of an IP given to re-crawls when both kinds wait
     traps: TrapConfig  # budgets and trap feedback in the admit/report scripts (PRIORITY_*)
     refill_batch: int = 1000  # front-queue entries routed per script call at most (no setting)
+    seen: BloomConfig = field(default_factory=BloomConfig)  # URL-seen in admit.lua (SEEN_*)
 
     @property
     def priorities(self) -> int:

@@ -40,7 +40,13 @@ Frontier keys (prefix P = "crawlproj:{<crawl>}", or "crawlproj:{<crawl>:s<i>}"):
     P:lease_data     hash    lease id -> "ip|record"
     P:lease_dl       hash    lease id -> 1 while its download is in flight
     P:lease_seq      string  lease id counter
-    P:seen           set     8-byte fingerprints of admitted canonical URLs
+    P:seen           set     8-byte fingerprints of admitted canonical URLs: only with
+                             SEEN_EXACT, or from a crawl that predates the Bloom filter
+    P:seen_bloom     hash    URL-seen Bloom generations (admission/bloom.py): g (newest),
+                             per generation <g>: n<g> capacity, k<g> hashes, m<g> bits per
+                             segment, s<g> segments, c<g> keys inserted; legacy (1: P:seen
+                             predates the filter and is checked on every Bloom miss)
+    P:bloom:<g>:<s>  string  bitmap segment s of Bloom generation g (frontier/lua/bloom.lua)
     P:pending:<host> list    "p|record" waiting for <host> to resolve (sharded: "p|parked",
                              parked = JSON {k: seen key, pt: pattern, r: record})
     P:pending_hosts  zset    host -> next resolution attempt
@@ -274,5 +280,6 @@ FIXED_KEYS = (
     "paused",
     "paused_ips",
     "host_stats",
+    "seen_bloom",
 )
-FAMILIES = ("front", "bq", "rq", "ip", "pending", "doc")
+FAMILIES = ("front", "bq", "rq", "ip", "pending", "doc", "bloom")

@@ -1,4 +1,4 @@
--- include: util, back_queues, ready_heap, router, traps
+-- include: util, back_queues, ready_heap, router, bloom, traps
 -- Admit a batch of requests: URL-seen, crawl budgets and trap feedback (traps.lua), then
 -- route each to its IP's back queue or a front queue, in the lane of its score's bucket;
 -- unresolved hosts park their requests in a pending list.
@@ -53,15 +53,15 @@ for _, it in ipairs(A.items) do
   local verdict, probe, lane = nil, false, nil
   if seen_key ~= '' then
     count_referrer(host, it[12])
-    if redis.call('SADD', K.seen, seen_key) == 0 then
+    if seen_before(seen_key) then
       verdict = 'duplicate'
     else
       local item = {host = host, pt = {it[6], it[7], it[8], it[9], it[10], it[14] or ''},
                     prio = prio, score = it[11], sitemap = it[13]}
       verdict, prio, probe, lane = charge(item)
-      -- Refused by trap feedback: URL-seen forgets it, so it may come back once the
-      -- pattern reopens (budgets and caps are final for this crawl).
-      if verdict == 'pattern_closed' then redis.call('SREM', K.seen, seen_key) end
+      -- Refused by trap feedback: not marked seen (a Bloom filter cannot forget), so it
+      -- may come back once the pattern reopens (budgets and caps are final for this crawl).
+      if verdict ~= 'pattern_closed' then seen_mark(seen_key) end
     end
   elseif prio < 0 then
     prio, lane = bucket(it[11]), bucket(it[11], CFG.lanes)

@@ -1,4 +1,4 @@
--- include: util
+-- include: util, bloom
 -- Crawl budget in the admit and report scripts (extensions/admission/budgets.py): URL
 -- patterns and their trap feedback, the facet cap, the sized host budget, host importance.
 -- Keys: K.patterns (pattern -> "admitted,n,bad,fresh,state,probes,count"; "p|<path>" ->
@@ -6,7 +6,7 @@
 -- "q|<path>" -> faceted variants admitted),
 -- K.trap_hosts (host -> pattern fields held), K.closed_patterns (set),
 -- K.host_pages (host -> URLs admitted), K.host_info ("<host>|r" referring hosts,
--- "<host>|s" sitemap URLs), K.seen (referrer pair keys), K.host_stats (page outcomes).
+-- "<host>|s" sitemap URLs), URL-seen (bloom.lua: referrer pairs), K.host_stats (page outcomes).
 local T = CFG.traps
 local OPEN, DEMOTED, CLOSED = 0, 1, 2
 -- Patterns this call closed or reopened: the reply tells the calling worker at once
@@ -138,8 +138,11 @@ end
 
 -- A link from another host counts once per (referring host, host) pair: the pair's key
 -- shares URL-seen's set (a 16-hex fingerprint like any other).
+-- The pair (referring host, host) is a URL-seen key (bloom.lua, from the admit script):
+-- a false positive only misses one referring host.
 local function count_referrer(host, ref_key)
-  if ref_key ~= '' and redis.call('SADD', K.seen, ref_key) == 1 then
+  if ref_key ~= '' and not seen_before(ref_key) then
+    seen_mark(ref_key)
     incr(K.host_info, host .. '|r', 1)
   end
 end

@@ -214,7 +214,7 @@ def bloom_false_positives(seen: UrlSeen, rng: random.Random, wanted: int) -> lis
 def test_exact_sends_bloom_false_positives_and_drops_only_confirmed(data_dir: Path) -> None:
     rng = random.Random(4)
     stats = Stats()
-    with make(data_dir, stats, bits_per_key=2, capacity=100, local_cache=3) as seen:
+    with make(data_dir, stats, bits_per_key=2, capacity=100, local_cache=3, exact=True) as seen:
         recorded = random_keys(rng, 5)
         seen.record(recorded)
         fps = bloom_false_positives(seen, rng, 10)
@@ -258,7 +258,7 @@ def test_exact_mode_drops_exactly_what_this_process_confirmed(
     model: OrderedDict[str, None] = OrderedDict()
     with (
         tempfile.TemporaryDirectory() as tmp,
-        make(Path(tmp), bits_per_key=2, capacity=20, local_cache=cache) as seen,
+        make(Path(tmp), bits_per_key=2, capacity=20, local_cache=cache, exact=True) as seen,
     ):
         for is_record, picks in ops:
             batch = [keys[i] for i in picks]

@@ -1,0 +1,87 @@
+"""URL-seen in Redis: a scalable Bloom filter per frontier shard (frontier/lua/bloom.lua).
+
+Why: the exact seen set costs ~64 B of Redis per URL for ever (660 GB at the seeds' 10 B
+URLs); a Bloom filter at SEEN_BITS_PER_KEY = 20 costs 2.5 B per URL and refuses about
+6.7e-5 of the new URLs (false positives: those pages are lost). The admit script checks
+and sets it in the same atomic step that queues the URL (DESIGN invariants 6 and 9).
+
+SEEN_EXACT=True keeps the exact set beside it for crawls that cannot lose a page: a Bloom
+"maybe" is then settled by the set (SISMEMBER), at the set's ~64 B per URL. A crawl whose
+exact set predates its filter (stopped before the filter existed) has every Bloom miss
+checked in that set too, so it resumes without admitting its URLs again.
+
+Generations (Almeida et al. 2007): when the newest generation has taken its capacity, a
+new one starts with SEEN_GROWTH x the capacity and half the error rate (+1/ln 2 bits per
+key); lookups check every generation, inserts go to the newest, so the summed rate stays
+under 2p. A generation's bitmap is split into segments of at most SEGMENT_BITS (a Redis
+string holds 512 MB); a key's segment comes from its fingerprint, so each segment is a
+Bloom filter of its own share of the keys, with the same rate.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import TYPE_CHECKING
+
+from extensions.admission.seen import SeenConfig
+from extensions.state.connection import AnyAsyncRedis, as_str
+from extensions.state.keys import FrontierKeys
+
+if TYPE_CHECKING:
+    from scrapy.settings import BaseSettings
+
+SEGMENT_BITS = 2**32  # Redis strings stop at 512 MB
+FILL_ALERT = 0.8  # share of a generation's capacity that raises the fill alert
+
+
+@dataclasses.dataclass(frozen=True)
+class BloomConfig:
+    """What bloom.lua reads from cfg.seen. The defaults equal crawlproj/settings.py."""
+
+    capacity: int = 10_000_000  # SEEN_CAPACITY: keys of the first generation, per shard
+    bits_per_key: float = 20.0  # SEEN_BITS_PER_KEY
+    growth: int = 2  # SEEN_GROWTH
+    exact: bool = False  # SEEN_EXACT: the exact set settles Bloom hits
+    segment_bits: int = SEGMENT_BITS  # no setting: tests make it small to split bitmaps
+    fill_alert: float = FILL_ALERT
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> BloomConfig:
+        """ValueError names the bad SEEN_* setting."""
+        seen = SeenConfig.from_settings(settings)
+        return cls(seen.capacity, seen.bits_per_key, seen.growth, seen.exact)
+
+
+@dataclasses.dataclass(frozen=True)
+class Generation:
+    """One generation as bloom.lua created it (its fields in the shard's seen_bloom hash)."""
+
+    number: int
+    capacity: int
+    hashes: int  # k
+    segment_bits: int
+    segments: int
+    count: int  # keys inserted
+
+    @property
+    def fill(self) -> float:
+        return self.count / self.capacity
+
+    @property
+    def fp_rate(self) -> float:
+        """Estimated from the count, (1 - exp(-k n / m))^k: there is no ground truth."""
+        bits = self.segment_bits * self.segments
+        return float((1.0 - math.exp(-self.hashes * self.count / bits)) ** self.hashes)
+
+
+async def generations(redis: AnyAsyncRedis, keys: FrontierKeys) -> list[Generation]:
+    """The shard's generations, oldest first ([] before its first admitted URL)."""
+    raw = {
+        as_str(k): int(float(as_str(v)))
+        for k, v in (await redis.hgetall(keys.key("seen_bloom"))).items()
+    }
+    return [
+        Generation(g, raw[f"n{g}"], raw[f"k{g}"], raw[f"m{g}"], raw[f"s{g}"], raw.get(f"c{g}", 0))
+        for g in range(1, raw.get("g", 0) + 1)
+    ]
