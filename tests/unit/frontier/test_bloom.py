@@ -164,6 +164,10 @@ def test_generations_and_segments_lose_nothing(redis_url: str, client: redis.Red
         (4000, first[0] - 3000),
     ]
     assert [g.hashes for g in gens[:3]] == [14, 15, 16]  # each halves the error rate
+    assert (gens[0].fill, gens[1].fill) == (1.0, 1.0)
+    # The estimate from the count: (1 - exp(-k n / m))^k, 6.8e-5 at 20 bits/key, then halved.
+    assert gens[0].fp_rate == pytest.approx((1 - math.exp(-14 / 20)) ** 14, rel=0.01)
+    assert gens[1].fp_rate == pytest.approx(gens[0].fp_rate / 2, rel=0.15)
     assert all(g.segments > 1 and g.segment_bits <= 4096 for g in gens)
     bitmaps = client.keys(f"crawlproj:{{{CRAWL}}}:bloom:1:*")
     assert len(bitmaps) == gens[0].segments
