@@ -138,7 +138,7 @@ class Batches:
         except REDIS_ERRORS:  # a missing slot is not a RedisError
             self.admits[:0] = batch  # keep order; retried by the loop
             raise
-        # Every key sent is in the exact set now, admitted or confirmed seen.
+        # Every key sent is in the shared URL-seen now (Bloom), admitted or confirmed seen.
         self.seen.record([item.seen_key for item in batch if item.seen_key])
         self.note(reply)
         for reason, count in (reply.extra.get("refused") or {}).items():
