@@ -96,7 +96,7 @@ DNS = Table(
 
 
 class SharedAnswer(NamedTuple):
-    """One record of the crawl's shared DNS cache (keys.py: G:dns:<host>)."""
+    """One record of the crawl's shared DNS cache (keys.py: D:dns:<host>, the host's page shard)."""
 
     kind: str  # "ok" or "fail"
     value: str  # the IP, or the failure's cause (before TTLs: its exception type)

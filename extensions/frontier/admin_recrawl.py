@@ -1,7 +1,8 @@
 """The admin API's re-crawl verbs (`scrapy recrawl`, the re-crawl part of `scrapy status`):
-marking stored URLs due and reading the re-crawl state. Re-crawl state is crawl-wide, not
-sharded by IP, so these read the crawl's own keys only; FrontierAdmin (admin.py, the
-queue verbs) inherits them.
+marking stored URLs due and reading the re-crawl state. Re-crawl state is not sharded by
+IP but by page (state/keys.py, page shards): these visit every page shard, and on a
+sharded crawl the crawl's own tag too, where a crawl started before page shards kept it
+(recrawl/layout.py). FrontierAdmin (admin.py, the queue verbs) inherits them.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
     from extensions.state.connection import AnyRedis
-    from extensions.state.keys import FrontierKeys, ShardedKeys
+    from extensions.state.keys import PageKeys, ShardedKeys
 
 # Stored URLs read per Redis call when marking re-crawls (ZSCAN: no long Redis call).
 MARK_BATCH = 500
@@ -49,20 +50,27 @@ class RecrawlVerbs:
 
     def mark_due(self, wanted: Callable[[str], bool], now: float) -> Marked:
         """Make the stored URLs `wanted` accepts due at `now` (earlier only), unless a
-        worker claimed them. Re-crawl state is crawl-wide, not sharded by IP."""
-        keys = self.keys.crawl_keys
+        worker claimed them."""
         stored = matched = 0
         counts = [0, 0, 0]  # made due, already due, claimed
-        for batch in self._stored_batches(keys):
-            stored += len(batch)
-            fps = [fp for fp, url in batch if wanted(url)]
-            matched += len(fps)
-            if fps:
-                reply = self._mark(keys=[keys.recrawl_due, keys.recrawl_claims], args=[now, *fps])
-                counts = [c + int(r) for c, r in zip(counts, reply, strict=True)]
+        for keys in self._page_places():
+            for batch in self._stored_batches(keys):
+                stored += len(batch)
+                fps = [fp for fp, url in batch if wanted(url)]
+                matched += len(fps)
+                if fps:
+                    places = [keys.recrawl_due, keys.recrawl_claims]
+                    reply = self._mark(keys=places, args=[now, *fps])
+                    counts = [c + int(r) for c, r in zip(counts, reply, strict=True)]
         return Marked(stored, matched, *counts)
 
-    def _stored_batches(self, keys: FrontierKeys) -> Iterator[list[tuple[str, str]]]:
+    def _page_places(self) -> list[PageKeys]:
+        """The page shards, and on a sharded crawl the pre-shard place (maybe empty)."""
+        keys = self.keys.crawl_keys
+        pages = keys.pages()
+        return pages if keys.page_shards == 1 else [*pages, keys.legacy_pages]
+
+    def _stored_batches(self, keys: PageKeys) -> Iterator[list[tuple[str, str]]]:
         """(fp, url) of every stored URL, MARK_BATCH at a time."""
         fps: list[str] = []
         for member, _score in self.client.zscan_iter(keys.recrawl_due, count=MARK_BATCH):
@@ -73,7 +81,7 @@ class RecrawlVerbs:
         if fps:
             yield self._with_urls(keys, fps)
 
-    def _with_urls(self, keys: FrontierKeys, fps: list[str]) -> list[tuple[str, str]]:
+    def _with_urls(self, keys: PageKeys, fps: list[str]) -> list[tuple[str, str]]:
         pipe = self.client.pipeline(transaction=False)
         for fp in fps:
             pipe.get(keys.doc(fp))
@@ -81,9 +89,11 @@ class RecrawlVerbs:
         return [(fp, json.loads(doc)["u"]) for fp, doc in zip(fps, docs, strict=True) if doc]
 
     def recrawl_stats(self, now: float) -> RecrawlStats:
-        keys = self.keys.crawl_keys
-        return RecrawlStats(
-            stored_urls=int(self.client.zcard(keys.recrawl_due)),
-            due_now=int(self.client.zcount(keys.recrawl_due, "-inf", now)),
-            rates={as_str(k): int(v) for k, v in self.client.hgetall(keys.recrawl_rates).items()},
-        )
+        stored = due = 0
+        rates: dict[str, int] = {}
+        for keys in self._page_places():
+            stored += int(self.client.zcard(keys.recrawl_due))
+            due += int(self.client.zcount(keys.recrawl_due, "-inf", now))
+            for bucket, n in self.client.hgetall(keys.recrawl_rates).items():
+                rates[as_str(bucket)] = rates.get(as_str(bucket), 0) + int(n)
+        return RecrawlStats(stored_urls=stored, due_now=due, rates=rates)

@@ -10,7 +10,9 @@ what the feeder claims from: claiming moves a URL's due time to the claim's expi
 lease), so a worker that dies mid re-fetch loses nothing.
 
 Writes of one observation go through one Lua script (state + histogram + due set +
-claim), so every worker sees them whole.
+claim), so every worker sees them whole. A sharded crawl keeps each page's state, due
+time and claim in the page's shard (recrawl/layout.py): a claim or a histogram read
+visits every shard.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from extensions.config import (
     read,
 )
 from extensions.fetch.http_dates import http_time
+from extensions.recrawl.layout import PageLayout
 from extensions.recrawl.policy import POLICIES, estimate_rate
 from extensions.recrawl.schedule import (
     NEW_BUCKET,
@@ -42,7 +45,7 @@ from extensions.recrawl.schedule import (
     rate_bucket,
 )
 from extensions.state.connection import AnyAsyncRedis, as_str, redis_lifecycle
-from extensions.state.keys import FrontierKeys
+from extensions.state.keys import FrontierKeys, PageKeys
 from extensions.state.lua import read_lua
 
 if TYPE_CHECKING:
@@ -125,9 +128,10 @@ class DocState:
     rate: float = 0.0
 
     doc: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    legacy: bool = field(default=False, compare=False)  # read from the pre-shard place
 
     @classmethod
-    def from_redis(cls, fp: str, raw: bytes | str | None) -> DocState | None:
+    def from_redis(cls, fp: str, raw: bytes | str | None, legacy: bool = False) -> DocState | None:
         """The URL's state from its doc:<fp> JSON string (None: never stored)."""
         if not raw:
             return None
@@ -151,6 +155,7 @@ class DocState:
             obs=obs,
             rate=float(doc.get("rate", 0)),
             doc=doc,
+            legacy=legacy,
         )
 
 
@@ -190,11 +195,11 @@ class RecrawlStore:
 
     def __init__(self, redis: AnyAsyncRedis, keys: FrontierKeys, config: RecrawlConfig) -> None:
         self.redis = redis
-        self.keys = keys
+        self.layout = PageLayout(redis, keys)
         self.config = config
         self.schedule = RecrawlSchedule(config.schedule)
         self._schedule_at = 0.0
-        self._doc_prefix = keys.doc("")
+        self._first = 0  # the place a claim starts at: rotates, so none waits behind
         self._claim = redis.register_script(lua("claim"))
         self._commit = redis.register_script(lua("commit"))
         self._hint = redis.register_script(lua("hint"))
@@ -203,41 +208,70 @@ class RecrawlStore:
         await self.redis.aclose()
 
     async def load(self, fp: str) -> DocState | None:
-        return DocState.from_redis(fp, await self.redis.get(self.keys.doc(fp)))
+        raw = await self.redis.get((await self.layout.shard_of(fp)).doc(fp))
+        legacy = self.layout.legacy
+        if raw is None and legacy is not None:
+            return DocState.from_redis(fp, await self.redis.get(legacy.doc(fp)), legacy=True)
+        return DocState.from_redis(fp, raw)
 
     async def claim(self, n: int, now: float) -> Claim:
-        """Claim up to n due URLs (a lease of RECRAWL_CLAIM_TTL)."""
+        """Claim up to n due URLs (a lease of RECRAWL_CLAIM_TTL) from every place."""
+        places = await self.layout.places()
+        self._first = (self._first + 1) % len(places)
+        rows: list[list[str]] = []
+        due_left, dues = 0, []
+        for place in places[self._first :] + places[: self._first]:
+            part = await self._claim_in(place, n - len(rows), now)
+            if place is self.layout.legacy and part.next_due is None and not part.due_left:
+                self.layout.legacy = None  # drained: every page moved (or was forgotten)
+            rows += part.rows
+            due_left += part.due_left
+            dues += [part.next_due] if part.next_due is not None else []
+        return Claim(due_left, min(dues, default=None), rows)
+
+    async def _claim_in(self, place: PageKeys, n: int, now: float) -> Claim:
         claim_until = now + self.config.claim_ttl
         raw = await self._claim(
-            keys=[self.keys.recrawl_due, self.keys.recrawl_claims],
-            args=[now, n, claim_until, self._doc_prefix],
+            keys=[place.recrawl_due, place.recrawl_claims],
+            args=[now, n, claim_until, place.doc("")],
         )
         rows = [[v.decode() if isinstance(v, bytes) else str(v) for v in row] for row in raw[2:]]
         next_due = float(raw[1]) if raw[1] else None
         return Claim(due_left=int(raw[0]), next_due=next_due, rows=rows)
 
     async def due_now(self, now: float) -> int:
-        return int(await self.redis.zcount(self.keys.recrawl_due, "-inf", now))
+        places = await self.layout.places()
+        return sum([int(await self.redis.zcount(p.recrawl_due, "-inf", now)) for p in places])
 
     async def postpone(self, fp: str, until: float) -> None:
-        """A claimed URL the frontier would not take (blocked, robots): due again later."""
-        await self.redis.zadd(self.keys.recrawl_due, {fp: until}, xx=True)
+        """A claimed URL the frontier would not take (blocked, robots): due again later
+        (XX: only where it is due, its shard or the legacy place)."""
+        await self.redis.zadd((await self.layout.shard_of(fp)).recrawl_due, {fp: until}, xx=True)
+        if self.layout.legacy is not None:
+            await self.redis.zadd(self.layout.legacy.recrawl_due, {fp: until}, xx=True)
 
     async def hint_lastmod(self, pairs: list[tuple[str, float]], now: float) -> int:
         """Sitemap <lastmod> later than the stored copy: the URL is due now."""
-        if not pairs:
-            return 0
-        args: list[Any] = [now, self._doc_prefix]
+        groups: dict[PageKeys, list[Any]] = {}
         for fp, lastmod in pairs:
-            args += [fp, lastmod]
-        return int(await self._hint(keys=[self.keys.recrawl_due], args=args))
+            groups.setdefault(await self.layout.shard_of(fp), []).extend([fp, lastmod])
+            if self.layout.legacy is not None:  # hint.lua skips fps not stored there
+                groups.setdefault(self.layout.legacy, []).extend([fp, lastmod])
+        moved = 0
+        for place, args in groups.items():
+            reply = await self._hint(keys=[place.recrawl_due], args=[now, place.doc(""), *args])
+            moved += int(reply)
+        return moved
 
     async def refresh_schedule(self, now: float) -> None:
         if now < self._schedule_at:
             return
         self._schedule_at = now + self.config.schedule_refresh
-        raw = await self.redis.hgetall(self.keys.recrawl_rates)
-        self.schedule.update({as_str(k): int(v) for k, v in raw.items()})
+        counts: dict[str, int] = {}
+        for place in await self.layout.places():
+            for bucket, n in (await self.redis.hgetall(place.recrawl_rates)).items():
+                counts[as_str(bucket)] = counts.get(as_str(bucket), 0) + int(n)
+        self.schedule.update(counts)
 
     async def record(self, fetch: Fetch, prev: DocState | None) -> float:
         """Store one fetch: history, change-rate estimate, next due time. Returns the
@@ -279,10 +313,21 @@ class RecrawlStore:
             bucket=bucket,
         )
         await self._write(fetch.fp, fetch.at, doc=doc, due=fetch.at + interval)
+        if prev is not None and prev.legacy and self.layout.legacy is not None:
+            await self._write(fetch.fp, fetch.at, doc=None, place=self.layout.legacy)  # moved
         return rate
 
-    async def _write(self, fp: str, at: float, doc: dict[str, Any] | None, due: float = 0) -> None:
-        """One commit.lua call: the new state (None: forget the URL)."""
+    async def _write(
+        self,
+        fp: str,
+        at: float,
+        doc: dict[str, Any] | None,
+        due: float = 0,
+        place: PageKeys | None = None,
+    ) -> None:
+        """One commit.lua call in `place` (default: the URL's shard): the new state
+        (None: forget the URL)."""
+        place = place or await self.layout.shard_of(fp)
         payload: dict[str, Any] = {"fp": fp, "at": at}
         if doc is None:
             payload["gone"] = True
@@ -290,8 +335,8 @@ class RecrawlStore:
             payload.update(
                 doc=json.dumps(doc, separators=(",", ":")), bucket=doc["bucket"], due=due
             )
-        keys = [self.keys.recrawl_due, self.keys.recrawl_rates, self.keys.recrawl_claims]
-        await self._commit(keys=[*keys, self.keys.doc(fp)], args=[json.dumps(payload)])
+        keys = [place.recrawl_due, place.recrawl_rates, place.recrawl_claims, place.doc(fp)]
+        await self._commit(keys=keys, args=[json.dumps(payload)])
 
     def _bucket(self, rate: float, changes: int) -> str:
         """The URL's histogram bucket. Giving up on a page (RECRAWL_MAX_INTERVAL: a fast
@@ -319,6 +364,8 @@ class RecrawlStore:
     async def forget(self, fp: str, at: float) -> None:
         """The URL is gone (404/410 on a re-fetch): no more re-crawls, state dropped."""
         await self._write(fp, at, doc=None)
+        if self.layout.legacy is not None:
+            await self._write(fp, at, doc=None, place=self.layout.legacy)
 
 
 _stores: weakref.WeakKeyDictionary[Any, RecrawlStore | None] = weakref.WeakKeyDictionary()

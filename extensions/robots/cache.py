@@ -3,9 +3,11 @@
 The policy itself is :mod:`extensions.robots.rules` (RFC 9309 parsing, matching) and
 :mod:`extensions.robots.verdicts` (what a fetch's status means).
 
-Keys (prefix P is the crawl's key prefix, e.g. "crawlproj:{web}"):
+Keys (prefix P is the crawl's key prefix, e.g. "crawlproj:{web}", or on a sharded crawl
+the page shard of the origin's host, state/keys.py):
     P:robots:<origin>   string   RobotsVerdict JSON, PX = expires_at - now
-All of one crawl's robots keys share P's hash tag, so MGET stays on one Cluster slot.
+A sharded crawl's verdicts spread over the page shards: on a Cluster a batch is read
+with mget_nonatomic (one MGET per slot, pipelined per node), not one cross-slot MGET.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from collections.abc import Callable, Sequence
 from urllib.parse import urljoin, urlsplit
 
 from lxml import etree
+from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 
 from extensions.robots.verdicts import DISALLOW_ALL, RobotsVerdict
 from extensions.state.connection import AnyAsyncRedis
@@ -93,12 +96,17 @@ class RobotsCache:
         return verdict
 
     async def get_many(self, origins: Sequence[str]) -> dict[str, RobotsVerdict | None]:
-        """Valid verdicts for `origins` (None where missing or expired), in one MGET."""
+        """Valid verdicts for `origins` (None where missing or expired), in one MGET (per
+        Cluster node)."""
         found: dict[str, RobotsVerdict | None] = {o: self.get_local(o) for o in origins}
         missing = [o for o, v in found.items() if v is None]
         if not missing:
             return found
-        raw = await self._redis.mget([self._key_for(o) for o in missing])
+        keys = [self._key_for(o) for o in missing]
+        if isinstance(self._redis, AsyncRedisCluster):
+            raw = await self._redis.mget_nonatomic(keys)
+        else:
+            raw = await self._redis.mget(keys)
         now = self._now()
         for origin, value in zip(missing, raw, strict=True):
             verdict = self._decode(origin, value)

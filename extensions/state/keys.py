@@ -19,9 +19,20 @@ price: a URL reached through two IPs (a host that moved) can be admitted once pe
 shard, and budgets are counted per shard of the IP (a host has one IP, so exactly).
 Unresolved hosts park in shard crc32(host) mod S unchecked (see sharded.py).
 
-Crawl-wide keys (blocklist, DNS cache, robots cache, content hashes, near-duplicate
-index, re-crawl state, the shard count) keep the crawl's tag `{<crawl>}` in every mode: one slot,
-read by every worker. They are small next to the frontier (per host or per page).
+Crawl-wide keys (blocklist, content hashes, near-duplicate index, the shard count) keep
+the crawl's tag `{<crawl>}` in every mode: one slot, read by every worker.
+
+Per-page and per-host state (re-crawl state, DNS and robots caches) grows with the
+crawl, so on a sharded crawl (S > 1) it spreads over S page shards with tags
+`{<crawl>:p<i>~<salt>}`: a page's state goes to shard crc32(fp) mod S, a host's cache
+entries to crc32(host) mod S. The salt puts shard i's slot in the i-th S-th of the
+16,384 slots, so on a cluster whose masters own contiguous, equal slot ranges (what
+`redis-cli --cluster create` makes) the page shards split evenly over the masters;
+plain `{<crawl>:p<i>}` tags fell 6/2/4 over three masters. No script reads them beside
+an IP's keys. With S = 1 they keep the crawl's tag: a single-Redis crawl's keys are
+unchanged. A sharded crawl started before page shards kept them under `{<crawl>}`: its
+re-crawl state is still read there (recrawl/state.py moves a page on its next fetch);
+its DNS and robots entries are not (caches: they are fetched again, the old ones expire).
 
 Frontier keys (prefix P = "crawlproj:{<crawl>}", or "crawlproj:{<crawl>:s<i>}"):
     P:front:<p>      list    front queue of priority p: "ip|record" not yet routed
@@ -62,11 +73,13 @@ Frontier keys (prefix P = "crawlproj:{<crawl>}", or "crawlproj:{<crawl>:s<i>}"):
     P:paused_ips     hash    ip -> the host/IP the operator paused (shared hosting pauses too)
     P:host_stats     hash    "<host>|<counter>" -> count: fetched, status_2xx.., timeout, error
 
-Crawl-wide keys (prefix G = "crawlproj:{<crawl>}"):
+Crawl-wide keys (prefix G = "crawlproj:{<crawl>}"; D = G unsharded, else the page shard's
+prefix "crawlproj:{<crawl>:p<i>~<salt>}"):
     G:shards         string  the crawl's shard count, fixed when its frontier is created
     G:blocklist      set     operator block rules (host:..., re:..., globs)
-    G:dns:<host>     string  "ok|fail value fresh_until stale_until", shared DNS cache
-    G:robots:<origin> string robots.txt verdict JSON, expiring with the verdict
+    D:dns:<host>     string  "ok|fail value fresh_until stale_until", shared DNS cache
+    D:robots:<origin> string robots.txt verdict JSON, expiring with the verdict (the shard
+                             of the origin's host: admin.robots scans "*://<host>*")
     G:robots_errors  hash    origin -> robots.txt fetches unavailable in a row, all workers
                              together (ROBOTS_MAX_ERROR_RETRIES; a good verdict deletes it)
     G:content_hashes hash    content hash (sha256 hex) -> URL of the first page with it
@@ -78,12 +91,14 @@ Crawl-wide keys (prefix G = "crawlproj:{<crawl>}"):
                              the digest is a template copy for trap feedback
     G:soft404        hash    origin -> soft-404 probe state JSON (extensions/content/soft404.py):
                              claimed (HSETNX by the first worker) or the answer's fingerprint
-    G:doc:<fp>       string  re-crawl state of one stored URL, JSON (extensions/recrawl/state.py):
+    D:doc:<fp>       string  re-crawl state of one stored URL, JSON (extensions/recrawl/state.py):
                              u, at, visits, etag, lm, ch, th, sh, ref, dup, rate, obs, bucket,
                              cb, d (one string: a hash of long values costs 3x the memory)
-    G:recrawl_due    zset    fp -> next due time (a claimed fp: its claim's expiry)
-    G:recrawl_claims hash    fp -> claimed until (a feeder sent it to the frontier)
-    G:recrawl_rates  hash    change-rate histogram bucket -> stored URLs (the policy input)
+    D:recrawl_due    zset    fp -> next due time (a claimed fp: its claim's expiry), per
+                             page shard: commit.lua moves a doc and its due time together
+    D:recrawl_claims hash    fp -> claimed until (a feeder sent it to the frontier)
+    D:recrawl_rates  hash    change-rate histogram bucket -> stored URLs (the policy input:
+                             the sum over the page shards)
     G:neardup2:*     -       simhash index (extensions/content/simhash_index.py): :t<i>
                              hash tables, :docs, :sketches, :log, :overflows ("2": the
                              shingle fingerprint of 2026-12; the word-based one was
@@ -94,16 +109,62 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass
+from functools import cache
+
+from redis.crc import REDIS_CLUSTER_HASH_SLOTS, key_slot
 
 KEY_ROOT = "crawlproj"
 
 
+@cache
+def page_tag(crawl: str, index: int, count: int) -> str:
+    """Hash tag of page shard `index` of `count`: the first salt whose slot falls in the
+    index-th count-th of the slots, so the shards split evenly over equal slot ranges
+    (about `count` CRC16s per shard, once per process)."""
+    for salt in range(100 * REDIS_CLUSTER_HASH_SLOTS):
+        tag = f"{crawl}:p{index}~{salt}"
+        if key_slot(tag.encode()) * count // REDIS_CLUSTER_HASH_SLOTS == index:
+            return tag
+    raise AssertionError(f"no salt puts page shard {index} of {count} in its slot range")
+
+
+@dataclass(frozen=True)
+class PageKeys:
+    """Per-page state of one page shard (index None: the crawl's own tag, unsharded)."""
+
+    crawl: str
+    index: int | None = None
+    count: int = 1
+
+    @property
+    def prefix(self) -> str:
+        tag = self.crawl if self.index is None else page_tag(self.crawl, self.index, self.count)
+        return f"{KEY_ROOT}:{{{tag}}}"
+
+    def doc(self, fp: str) -> str:
+        return f"{self.prefix}:doc:{fp}"
+
+    @property
+    def recrawl_due(self) -> str:
+        return f"{self.prefix}:recrawl_due"
+
+    @property
+    def recrawl_rates(self) -> str:
+        return f"{self.prefix}:recrawl_rates"
+
+    @property
+    def recrawl_claims(self) -> str:
+        return f"{self.prefix}:recrawl_claims"
+
+
 @dataclass(frozen=True)
 class FrontierKeys:
-    """The keys of one frontier shard (shard None: the crawl's own tag, unsharded)."""
+    """The keys of one frontier shard (shard None: the crawl's own tag, unsharded);
+    `page_shards`: the crawl's shard count, which also spreads its per-page state."""
 
     crawl: str
     shard: int | None = None
+    page_shards: int = 1
 
     @property
     def prefix(self) -> str:
@@ -136,20 +197,23 @@ class FrontierKeys:
     def recrawl_queue(self, ip: str) -> str:
         return self.key(f"rq:{ip}")
 
-    def doc(self, fp: str) -> str:
-        return self.key(f"doc:{fp}")
+    def pages(self) -> list[PageKeys]:
+        """Every page shard; unsharded, the one on the crawl's tag."""
+        if self.page_shards == 1:
+            return [self.legacy_pages]
+        return [PageKeys(self.crawl, i, self.page_shards) for i in range(self.page_shards)]
+
+    def page_of(self, name: str) -> PageKeys:
+        """The page shard of a URL fingerprint or host name (crc32: stable everywhere)."""
+        if self.page_shards == 1:
+            return self.legacy_pages
+        index = zlib.crc32(name.encode()) % self.page_shards
+        return PageKeys(self.crawl, index, self.page_shards)
 
     @property
-    def recrawl_due(self) -> str:
-        return self.key("recrawl_due")
-
-    @property
-    def recrawl_rates(self) -> str:
-        return self.key("recrawl_rates")
-
-    @property
-    def recrawl_claims(self) -> str:
-        return self.key("recrawl_claims")
+    def legacy_pages(self) -> PageKeys:
+        """Where every crawl kept its per-page state before page shards."""
+        return PageKeys(self.crawl)
 
     def front_queue(self, priority: int) -> str:
         return self.key(f"front:{priority}")
@@ -158,10 +222,12 @@ class FrontierKeys:
         return self.key(f"pending:{host}")
 
     def dns(self, host: str) -> str:
-        return f"{self.crawl_prefix}:dns:{host}"
+        return f"{self.page_of(host).prefix}:dns:{host}"
 
     def robots(self, origin: str) -> str:
-        return f"{self.crawl_prefix}:robots:{origin}"
+        """An origin's verdict, in its host's page shard; a glob "*://<host>*" names the
+        same shard, so one host's verdicts are found with one pattern."""
+        return f"{self.page_of(origin_host(origin)).prefix}:robots:{origin}"
 
     @property
     def robots_errors(self) -> str:
@@ -233,7 +299,7 @@ class ShardedKeys:
     @property
     def crawl_keys(self) -> FrontierKeys:
         """Crawl-wide keys (blocklist, DNS, robots...), and shard 0 when unsharded."""
-        return FrontierKeys(self.crawl)
+        return FrontierKeys(self.crawl, page_shards=self.count)
 
     def shard(self, index: int) -> FrontierKeys:
         return FrontierKeys(self.crawl, None if self.count == 1 else index)
@@ -259,6 +325,14 @@ class ShardedKeys:
     def pattern(self) -> str:
         """Glob matching every key of the crawl, crawl-wide and of every shard."""
         return f"{KEY_ROOT}:{{{self.crawl}[}}:]*"
+
+
+def origin_host(origin: str) -> str:
+    """ "http://a.test:8080" -> "a.test"; "*://a.test*" (a glob of its origins) too."""
+    rest = origin.partition("://")[2]
+    if rest.startswith("[") and "]" in rest:  # an IPv6 literal holds colons
+        return rest[: rest.index("]") + 1]
+    return rest.split(":", 1)[0].split("/", 1)[0].rstrip("*")
 
 
 # Names of fixed keys; the Lua side reads them by position through the same list.

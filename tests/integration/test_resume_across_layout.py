@@ -91,7 +91,8 @@ def keys_py_names(made: dict[str, Any]) -> set[str]:
     names = {prefix + s for family, prefix in keys.families().items() for s in suffixes[family]}
     names |= set(keys.fixed())
     names |= {keys.blocklist, keys.shards, keys.content_hashes}
-    names |= {keys.recrawl_due, keys.recrawl_rates, keys.recrawl_claims}
+    pages = keys.legacy_pages  # unsharded: per-page state on the crawl's tag
+    names |= {pages.recrawl_due, pages.recrawl_rates, pages.recrawl_claims}
     names |= set(index_keys(keys.neardup, project_settings.NEARDUP_BLOCKS).all())
     names |= {keys.dns(host) for host in hosts}
     names |= {keys.robots(f"http://{host}:{made['port']}") for host in hosts}
@@ -111,8 +112,8 @@ def test_fixture_keys_are_the_names_keys_py_gives(tmp_path: Path) -> None:
     assert any(keys.back_queue(ip) in listed for ip in ips)
     robots = {keys.robots(f"http://{host}:{made['port']}") for host in made["hosts_map"]}
     assert robots <= listed
-    docs = {key for key in listed if key.startswith(keys.doc(""))}
-    assert docs == {keys.doc(seen_key(url)) for url in made["fetched"]}
+    docs = {key for key in listed if key.startswith(keys.legacy_pages.doc(""))}
+    assert docs == {keys.legacy_pages.doc(seen_key(url)) for url in made["fetched"]}
 
 
 def test_resume_fetches_exactly_the_rest_politely(tmp_path: Path) -> None:

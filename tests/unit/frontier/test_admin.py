@@ -241,10 +241,10 @@ def test_mark_due_makes_matching_stored_urls_due_unless_claimed(admin: FrontierA
     keys, now = admin.keys.crawl_keys, time.time()
     urls = {"f1": "http://a.test/1", "f2": "http://a.test/2", "f3": "http://a.test/3"}
     for fp, url in {**urls, "f4": "http://b.test/"}.items():
-        admin.client.set(keys.doc(fp), f'{{"u":"{url}"}}')
-        admin.client.zadd(keys.recrawl_due, {fp: now + 3600})
-    admin.client.zadd(keys.recrawl_due, {"f2": now - 1})  # due already
-    admin.client.hset(keys.recrawl_claims, "f3", now + 60)  # a worker re-fetches it
+        admin.client.set(keys.page_of(fp).doc(fp), f'{{"u":"{url}"}}')
+        admin.client.zadd(keys.page_of(fp).recrawl_due, {fp: now + 3600})
+    admin.client.zadd(keys.page_of("f2").recrawl_due, {"f2": now - 1})  # due already
+    admin.client.hset(keys.page_of("f3").recrawl_claims, "f3", now + 60)  # being re-fetched
     marked = admin.mark_due(lambda url: url.startswith("http://a.test/"), now)
     assert (marked.stored, marked.matched) == (4, 3)
     assert (marked.made_due, marked.already_due, marked.claimed) == (1, 1, 1)

@@ -16,6 +16,7 @@ from extensions.recrawl.state import DocState, Fetch, RecrawlConfig, RecrawlStor
 from extensions.state.keys import FrontierKeys
 
 T0 = 1_700_000_000.0
+PAGES = FrontierKeys("rc").legacy_pages  # unsharded: the crawl's own tag
 INTERVAL = 100.0
 
 
@@ -61,7 +62,7 @@ def test_first_fetch_is_due_after_the_interval_and_claimed_once(redis_url, redis
 def test_visits_build_history_rate_and_histogram(redis_url, redis_client) -> None:
     async def go() -> None:
         store = make_store(redis_url)
-        keys = store.keys
+        keys = PAGES
         await record(store, fetch("b", T0, None))
         assert await redis_client_hgetall(redis_url, keys.recrawl_rates) == {NEW_BUCKET: 1}
         rate = await record(store, fetch("b", T0 + 100, True, ch="hash2"))
@@ -109,9 +110,9 @@ def test_few_visits_do_not_steer_the_schedule(redis_url, redis_client) -> None:
         store.config = RecrawlConfig(history=8, min_history=3, schedule=store.config.schedule)
         for i in range(3):  # two observed intervals: still "new"
             await record(store, fetch("p", T0 + 100 * i, None if i == 0 else True))
-        before = await redis_client_hgetall(redis_url, store.keys.recrawl_rates)
+        before = await redis_client_hgetall(redis_url, PAGES.recrawl_rates)
         await record(store, fetch("p", T0 + 300, True))  # the third: estimated
-        after = await redis_client_hgetall(redis_url, store.keys.recrawl_rates)
+        after = await redis_client_hgetall(redis_url, PAGES.recrawl_rates)
         await store.close()
         assert before == {NEW_BUCKET: 1}
         return after
@@ -138,7 +139,7 @@ def test_forget_drops_state_due_time_and_histogram(redis_url, redis_client) -> N
         await store.forget("d", T0 + 1)
         assert await store.load("d") is None
         assert await store.due_now(T0 + 1e9) == 0
-        assert await redis_client_hgetall(redis_url, store.keys.recrawl_rates) == {}
+        assert await redis_client_hgetall(redis_url, PAGES.recrawl_rates) == {}
         await store.close()
 
     run(go())
@@ -151,7 +152,7 @@ def test_last_modified_hint_shortens_a_new_pages_first_interval(redis_url, redis
         await store.record(Fetch("e", "http://h.test/e", T0, None, {}, last_modified=recent), None)
         old = formatdate(T0 - 10 * 86400, usegmt=True)
         await store.record(Fetch("f", "http://h.test/f", T0, None, {}, last_modified=old), None)
-        due = dict(await store.redis.zrange(store.keys.recrawl_due, 0, -1, withscores=True))
+        due = dict(await store.redis.zrange(PAGES.recrawl_due, 0, -1, withscores=True))
         assert due[b"e"] == pytest.approx(T0 + 30) and due[b"f"] == pytest.approx(T0 + INTERVAL)
         await store.close()
 
@@ -179,10 +180,10 @@ def test_mark_skips_claimed_urls(redis_url, redis_client) -> None:
         for fp in ("i", "j", "k"):
             await record(store, fetch(fp, T0, None))
         await store.claim(1, T0 + INTERVAL)  # claims "i"
-        await store.redis.zadd(store.keys.recrawl_due, {"j": T0 + 1, "k": T0 + 5000})
+        await store.redis.zadd(PAGES.recrawl_due, {"j": T0 + 1, "k": T0 + 5000})
         mark = store.redis.register_script(lua("mark"))
         reply = await mark(
-            keys=[store.keys.recrawl_due, store.keys.recrawl_claims],
+            keys=[PAGES.recrawl_due, PAGES.recrawl_claims],
             args=[T0 + INTERVAL + 1, "i", "j", "k"],
         )
         await store.close()
