@@ -6,10 +6,14 @@
   calls, timed.
 - `used_memory()` / `memory_by_family()`: Redis memory, in total and per key family.
 - `scrapy_redis_reference()`: scrapy-redis 0.9.1's enqueue/dequeue on the same server.
+- For bench_scale.py: `iter_urls()` / `LinkItems` stream millions of URLs and their
+  admission items without a Request per URL; `bloom_probe()` looks keys up in the Bloom
+  without inserting them; `redis_cpu_s()` reads redis-server's CPU time.
 """
 
 from __future__ import annotations
 
+import json
 import random
 import time
 from collections import defaultdict
@@ -19,9 +23,13 @@ from typing import Any, NamedTuple, TypeVar
 import redis
 from scrapy import Request, Spider
 
-from extensions.admission.admit import seen_key
+from extensions.admission.admit import Admission, seen_key
+from extensions.admission.patterns import family_of, pattern_strings, split_canonical
+from extensions.admission.prioritizer import Prioritizer
 from extensions.admission.records import AdmitItem, encode_request
-from extensions.frontier.core import DownloadEvent, Frontier
+from extensions.frontier.core import DownloadEvent, Frontier, FrontierConfig
+from extensions.state.keys import FIXED_KEYS, FrontierKeys
+from extensions.state.lua import FRONTIER, assemble
 
 T = TypeVar("T")
 
@@ -98,6 +106,15 @@ class LeaseRun(NamedTuple):
     in_report: float  # seconds inside report()
 
 
+def done_and_ack(leases: Sequence[tuple[str, Any]]) -> list[DownloadEvent]:
+    """The report of leases fetched (200) and finished now: done + ack for each."""
+    now = time.time()
+    events = []
+    for lease_id, _ in leases:
+        events += [DownloadEvent("done", lease_id, now, 200), DownloadEvent("ack", lease_id, now)]
+    return events
+
+
 async def lease_report(frontier: Frontier, n: int, seconds: float) -> LeaseRun:
     """lease(n), then one report with done+ack per lease, repeated for about `seconds`
     (or until nothing is left to lease)."""
@@ -108,13 +125,7 @@ async def lease_report(frontier: Frontier, n: int, seconds: float) -> LeaseRun:
         t = time.perf_counter()
         reply = await frontier.lease(n)
         in_lease += time.perf_counter() - t
-        now = time.time()
-        events = []
-        for lease_id, _ in reply.leases:
-            events += [
-                DownloadEvent("done", lease_id, now, 200),
-                DownloadEvent("ack", lease_id, now),
-            ]
+        events = done_and_ack(reply.leases)
         t = time.perf_counter()
         if events:
             await frontier.report(events)
@@ -205,3 +216,97 @@ def scrapy_redis_reference(
         "zset": zset,
         "seen": seen,
     }
+
+
+# ---- streamed workloads for bench_scale.py (millions of URLs, no Request per URL) ----
+
+HELD_OUT_BASE = 10**10  # URL numbers of the held-out set: never admitted by any size
+
+
+def iter_urls(n_ips: int, start: int, stop: int) -> Iterator[tuple[str, str, str]]:
+    """(url, host, ip) for URL numbers start..stop-1, as make_urls' shape (~75 chars,
+    URL k on IP k % n_ips) but computed from k alone, so a run can continue or probe
+    any range without holding a list."""
+    n_words = len(WORDS)
+    for k in range(start, stop):
+        i = k % n_ips
+        mix = (k * 2654435761) & 0xFFFFFFFF  # Knuth's multiplicative hash: cheap, spread
+        slug = "-".join(WORDS[(mix >> (4 * j)) % n_words] for j in range(1 + (mix >> 30) % 3))
+        host = f"www.{WORDS[i % n_words]}{i}.example.com"
+        ip = f"10.{i // 65536 % 256}.{i // 256 % 256}.{i % 256}"
+        section = SECTIONS[(mix >> 12) % len(SECTIONS)]
+        path = f"/{section}/{2020 + k % 6}/{k % 12 + 1:02d}/{slug}-{k}.html"
+        yield f"https://{host}{path}", host, ip
+
+
+class LinkItems:
+    """AdmitItems for plain outlinks (depth 1-6, no parent) as Admission.item builds
+    them: the real encode_request, prioritizer and pattern functions, with one template
+    Request per depth instead of a Request per URL (encode_request's `url=`).
+    `admission_items()` builds the same items through Admission.item, to compare."""
+
+    DEPTHS = 6
+
+    def __init__(self, prioritizer: Prioritizer) -> None:
+        self.prioritizer = prioritizer
+        self.spider = _Spider()
+        self.requests = [
+            Request("https://template.invalid/", meta={"depth": 1 + d}) for d in range(self.DEPTHS)
+        ]
+
+    def item(self, k: int, url: str, host: str, ip: str) -> AdmitItem:
+        request = self.requests[k % self.DEPTHS]
+        parts = split_canonical(url)
+        score = min(100.0, max(0.0, self.prioritizer.score(request, parts)))
+        fine, coarse, host_wide, path_key = pattern_strings(parts)
+        facet = path_key if self.prioritizer.faceted(parts) else ""
+        return AdmitItem(
+            seen_key=seen_key(url),
+            ip=ip,
+            host=host,
+            priority=-1,  # the bucket of the score, as for any link without frontier_priority
+            record=encode_request(request, self.spider, url=url, score=score),
+            patterns=(fine, coarse, host_wide, path_key, facet),
+            score=score,
+            family=family_of(fine),
+        )
+
+    def items(self, n_ips: int, start: int, stop: int) -> Iterator[AdmitItem]:
+        for k, (url, host, ip) in enumerate(iter_urls(n_ips, start, stop), start=start):
+            yield self.item(k, url, host, ip)
+
+    @classmethod
+    def admission_items(cls, admission: Admission, start: int, stop: int, n_ips: int) -> list[Any]:
+        """Admission.item(...).lua() for the same URL numbers (Requests built as a
+        spider's links are); `admission` must resolve the hosts to their IPs."""
+        spider = _Spider()
+        out = []
+        for k, (url, _, _) in enumerate(iter_urls(n_ips, start, stop), start=start):
+            request = Request(url, meta={"depth": 1 + k % cls.DEPTHS})
+            out.append(admission.item(request, spider).lua())
+        return out
+
+
+def bloom_probe(client: redis.Redis, keys: FrontierKeys, config: FrontierConfig) -> Any:
+    """A function (seen keys) -> how many bloom.lua's seen_before reports as seen: the
+    admit script's Bloom lookup alone, so probing inserts nothing (as test_bloom.py)."""
+    fields = ", ".join(f"{key} = KEYS[{i}]" for i, key in enumerate(FIXED_KEYS, start=1))
+    body = (
+        "local n = 0\nfor _, key in ipairs(A.keys) do\n"
+        "  if seen_before(key) then n = n + 1 end\nend\nreturn n"
+    )
+    script = client.register_script(
+        "local K = {" + fields + "}\n" + assemble(FRONTIER, "bloom") + "\n" + body
+    )
+
+    def probe(batch: list[str]) -> int:
+        payload = {"now": 0, "cfg": config.lua(), "families": keys.families(), "keys": batch}
+        return int(script(keys=keys.fixed(), args=[json.dumps(payload)]))
+
+    return probe
+
+
+def redis_cpu_s(client: redis.Redis) -> float:
+    """redis-server's own CPU seconds so far (INFO cpu: user + sys, main and children)."""
+    cpu = client.info("cpu")
+    return float(cpu["used_cpu_user"]) + float(cpu["used_cpu_sys"])
