@@ -1,0 +1,69 @@
+"""Per-page state on a real three-master Redis Cluster: a crawl of a few hundred pages
+with the content pipeline and re-crawl on leaves its re-crawl state and its DNS and
+robots caches spread over the masters (state/keys.py, page shards), within 20% of each
+other in keys and bytes, instead of on the one master of the crawl's tag. (The crawl-wide
+content hashes, page templates and simhash index stay on that tag; `-s` prints every
+family per master.)"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+
+from scripts.crawlrun import run_crawl, write_seeds
+from scripts.testweb import HostSpec, TestWeb, WebSpec
+from tests.integration.redis_cluster import LocalCluster
+from tests.integration.test_crawl_web import settings_for
+
+HOSTS, PAGES = 40, 20  # 800 pages: ~270 per master, so 20% is a measurement, not luck
+# Families kept per page or per host, and where a key's family name sits.
+PER_PAGE = ("doc", "dns", "robots", "recrawl_due", "recrawl_claims", "recrawl_rates")
+FAMILY = re.compile(rb"^crawlproj:\{[^}]*\}:([a-z_0-9]+)")
+
+
+def per_master(cluster: LocalCluster) -> list[dict[str, Counter[str]]]:
+    """Per master: keys and MEMORY USAGE bytes of each key family of crawl "web"."""
+    found = []
+    for node in cluster.nodes():
+        keys, size = Counter[str](), Counter[str]()
+        for key in node.scan_iter(match="crawlproj:{web*", count=1000):
+            match = FAMILY.match(key)
+            family = match.group(1).decode() if match else "?"
+            keys[family] += 1
+            size[family] += int(node.memory_usage(key, samples=0) or 0)
+        found.append({"keys": keys, "bytes": size})
+    return found
+
+
+def total(counts: Counter[str], families: tuple[str, ...] | None = None) -> int:
+    return sum(n for f, n in counts.items() if families is None or f in families)
+
+
+def test_per_page_state_spreads_over_the_masters(cluster: LocalCluster, tmp_path: Path) -> None:
+    hosts = [HostSpec(f"h{i:02d}.test", pages=PAGES, validators=True) for i in range(HOSTS)]
+    with TestWeb(WebSpec(hosts=hosts), lifetime=400) as web:
+        seeds = write_seeds(tmp_path / "seeds.txt", web.seeds)
+        settings = settings_for(web, REDIS_URL=cluster.url, FRONTIER_DELAY=0.05)
+        result = run_crawl(seeds, tmp_path / "data", settings, timeout=400)
+        fetched = {r["url"] for r in web.requests() if r["status"] == 200}
+    assert result.returncode == 0, result.log[-3000:]
+    assert len(fetched) >= HOSTS * PAGES, result.log[-3000:]
+    masters = per_master(cluster)
+    for number, m in enumerate(masters):
+        print(f"master {number}: keys {dict(m['keys'])} bytes {dict(m['bytes'])}")
+    docs = [m["keys"]["doc"] for m in masters]
+    assert sum(docs) >= HOSTS * PAGES  # one re-crawl state per stored page
+    for what in ("keys", "bytes"):
+        spread = [total(m[what], PER_PAGE) for m in masters]
+        print(
+            what,
+            "per master, per-page families:",
+            spread,
+            "all:",
+            [total(m[what]) for m in masters],
+        )
+        assert max(spread) <= 1.2 * min(spread), (what, spread)
+    assert all(m["keys"]["robots"] for m in masters)  # DNS_HOSTS_MAP names: no DNS cache
+    old_tag = [k for n in cluster.nodes() for k in n.scan_iter(match="crawlproj:{web}:doc:*")]
+    assert old_tag == []  # nothing per page is written under the crawl's own tag any more
