@@ -81,6 +81,7 @@ SPIDER_MIDDLEWARES = {
 DOWNLOADER_MIDDLEWARES = {  # innermost first: outcomes to the frontier, failures by cause, retries
     "extensions.frontier.middleware.FrontierDownloaderMiddleware": 950,
     "extensions.fetch.errors.FetchErrorsMiddleware": 940,
+    "extensions.observe.robots_failures.RobotsFailuresMiddleware": 945,
     "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
     "extensions.frontier.retry.FrontierRetryMiddleware": 550,
 }
@@ -396,6 +397,8 @@ EXTENSIONS = {
     "extensions.observe.metrics.CrawlMetrics": 600,
     # HTML crawl report with charts at close (CRAWL_REPORT_PATH).
     "extensions.observe.report.CrawlReport": 610,
+    # Adds this worker's admission refusals and robots.txt failures to crawl-wide counts.
+    "extensions.observe.shared_stats.SharedStats": 620,
 }
 # Where the end-of-crawl summary JSON goes (empty = log line only).
 CRAWL_SUMMARY_FILE = ""
@@ -407,6 +410,8 @@ METRICS_PORT = 0
 METRICS_BIND = "127.0.0.1"
 # Seconds between reads of the crawl-wide frontier counters in Redis (lease expiries...); 0 = off.
 METRICS_REDIS_INTERVAL = 5.0
+# Seconds between this worker's additions to the crawl-wide refusal/robots counts; 0 = off.
+SHARED_STATS_INTERVAL = 5.0
 # More stats exported as crawlproj_stat{name=...}: names, or prefixes ending in "/" (DNS's).
 METRICS_EXTRA_STATS: list[str] = ["dns/"]
 # Write the HTML crawl report (and its JSON data) when a crawl closes.

@@ -1,28 +1,68 @@
 """`scrapy status [--host HOST|IP] [--json]`: the crawl at a glance, from Redis.
 
-Overall: frontier size by priority, IPs ready/waiting, leases, parked hosts, the oldest
-queued URL's age (sampled from queue heads), pages/s (acked pages over --sample s),
-pause state and counters. Per host: its IP's queue, politeness state (delay sources,
-last fetch, blocked until), fetch counts by outcome and its robots.txt verdict.
+Overall: frontier size by priority and by back-queue lane, IPs ready/waiting, leases,
+parked hosts, the oldest queued URL's age (sampled from queue heads), pages/s (acked
+pages over --sample s), pause state and counters; URLs admitted and refused by reason,
+robots.txt failures by cause, each Bloom generation's fill and estimated false-positive
+rate, the re-crawl backlog (observe/crawl_gauges.py: crawl-wide, every worker's).
+Per host: its IP's queue, politeness state (delay sources, last fetch, blocked until),
+fetch counts by outcome and its robots.txt verdict.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import TYPE_CHECKING, Any
 
 from crawlproj.operator import OperatorCommand
 from extensions.frontier.config import frontier_config
+from extensions.observe.crawl_gauges import read_gauges
 from extensions.recrawl.schedule import NEW_BUCKET, ZERO_BUCKET, bucket_rate
+from extensions.state.connection import async_twin, map_slots
 
 if TYPE_CHECKING:
     import argparse
 
     from extensions.frontier.admin import FrontierAdmin, FrontierStats
+    from extensions.observe.crawl_gauges import BloomGauge, CrawlGauges
 
 
 def _bucket_order(bucket: str) -> float:
     return {NEW_BUCKET: -2.0, ZERO_BUCKET: -1.0}.get(bucket) or bucket_rate(bucket)
+
+
+async def _read_gauges(
+    admin: FrontierAdmin, priorities: int, lanes: int, now: float
+) -> CrawlGauges:
+    client = await map_slots(async_twin(admin.client))
+    try:
+        return await read_gauges(client, admin.keys, priorities, lanes, now)
+    finally:
+        await client.aclose()
+
+
+def _lanes(gauges: CrawlGauges) -> dict[str, int] | str:
+    if gauges.back_lanes is None:
+        return "unknown: queued before the lane counters; exact once the back queues drain"
+    return {f"lane_{lane}": n for lane, n in enumerate(gauges.back_lanes)}
+
+
+def _generation(g: BloomGauge) -> dict[str, Any]:
+    return {
+        "shard": g.shard,
+        "generation": g.generation,
+        "capacity": g.capacity,
+        "inserted": g.inserted,
+        "fill": round(g.fill, 4),
+        "estimated_fp_rate": float(f"{g.fp_rate:.3g}"),
+    }
+
+
+def _backlog(gauges: CrawlGauges) -> dict[str, Any]:
+    late = gauges.recrawl_overdue
+    how = "exact" if late.exact else f"estimated from {late.sampled} due URLs"
+    return {"overdue_by_more_than_one_interval": late.count, "overdue_count": how}
 
 
 class Command(OperatorCommand):
@@ -49,7 +89,9 @@ class Command(OperatorCommand):
         before = admin.counters().get("acked", 0)
         time.sleep(sample)
         now = time.time()
-        stats = admin.stats(frontier_config(self.settings), now)
+        config = frontier_config(self.settings)
+        stats = admin.stats(config, now)
+        gauges = asyncio.run(_read_gauges(admin, config.priorities, config.lanes, now))
         oldest = stats.oldest_queued_at
         return {
             "crawl": admin.keys.crawl,
@@ -59,6 +101,7 @@ class Command(OperatorCommand):
             "queued": stats.size,
             "queued_by_priority": {f"front_{p}": n for p, n in enumerate(stats.front_queues)},
             "queued_in_back_queues": stats.size - sum(stats.front_queues),
+            "queued_by_lane": _lanes(gauges),
             "ips_with_back_queue": stats.ips_with_back_queue,
             "ips_ready": stats.ips_ready,
             "ips_waiting": stats.ips_waiting,
@@ -67,7 +110,12 @@ class Command(OperatorCommand):
             "oldest_queued_age_s": round(now - oldest, 1) if oldest is not None else None,
             "pages_per_s": round((stats.completed - before) / sample, 2) if sample else None,
             "blocklist_rules": stats.blocklist_rules,
-            "recrawl": self._recrawl(admin, stats, now),
+            "admitted": gauges.counters.get("admitted", 0),
+            "rejected_by_reason": gauges.rejected,
+            "robots_failures_by_cause": gauges.robots_failures,
+            "robots_failing_origins": gauges.robots_failing_origins,
+            "seen_bloom": [_generation(g) for g in gauges.bloom],
+            "recrawl": {**self._recrawl(admin, stats, now), **_backlog(gauges)},
             "counters": stats.counters,
         }
 

@@ -13,10 +13,11 @@ Two sources, chosen for freshness and safety:
   server, so the stats dict is never read while the crawl mutates it; no
   periodic copy, no staleness). Error causes come from FetchErrorsMiddleware
   (`fetch/errors/*`); enable it alongside.
-- Crawl-wide frontier counters (lease expiries, backoffs...) live in Redis and reach
-  Scrapy stats only at close (`frontier/redis/*`), so they are read from the
-  frontier's stats hash every METRICS_REDIS_INTERVAL seconds. They count all workers:
-  aggregate them with max(), not sum(), across workers.
+- Crawl-wide state lives in Redis: frontier counters (lease expiries, backoffs...),
+  queue depth per front queue and back-queue lane, Bloom generations, refusals by
+  reason, robots.txt failures by cause, the re-crawl backlog (crawl_gauges.py). It is
+  read every METRICS_REDIS_INTERVAL seconds in a bounded number of calls. Every
+  worker reports the same crawl: aggregate these with max(), not sum(), across workers.
 
 The gap histogram has no IP label (one series per IP is unbounded cardinality); its
 buckets include FRONTIER_DELAY, so `le=<delay>` counts the gaps shorter than the
@@ -27,8 +28,7 @@ Redis state enforces that case; tests check it from the server's log).
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
+import functools
 import ipaddress
 import logging
 import math
@@ -47,9 +47,14 @@ from twisted.web.server import Site
 
 from extensions.config import STRINGS, Setting, Table, at_least, between, read, satisfies
 from extensions.fetch.gaps import GapTracker, request_ip
+from extensions.frontier.config import frontier_config
 from extensions.frontier.scheduler import frontier_scheduler
+from extensions.observe.crawl_gauges import CrawlGauges, read_gauges
 from extensions.observe.metrics_stats import StatsView
-from extensions.state.connection import AnyAsyncRedis, as_str, map_slots, redis_lifecycle
+from extensions.observe.shared_stats import INTERVAL
+from extensions.observe.ticker import RedisTicker
+from extensions.state.connection import AnyAsyncRedis, map_slots
+from extensions.state.keys import ShardedKeys
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
@@ -76,6 +81,7 @@ class MetricsConfig:
     redis_interval: float
     extra_stats: tuple[str, ...]
     delay: float
+    shared_interval: float  # SHARED_STATS_INTERVAL: shared_stats.py's, checked here too
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> MetricsConfig:
@@ -101,6 +107,7 @@ METRICS = Table(
     Setting("METRICS_REDIS_INTERVAL", "redis_interval", float, at_least(0)),
     Setting("METRICS_EXTRA_STATS", "extra_stats", STRINGS),
     Setting("FRONTIER_DELAY", "delay", float, at_least(0)),
+    INTERVAL,
 )
 
 
@@ -127,12 +134,12 @@ class CrawlMetrics:
         self.registry = CollectorRegistry(auto_describe=False)
         self.gaps = GapTracker()
         self.crawl_counters: dict[str, int] = {}  # frontier stats hash, all workers
+        self.gauges: CrawlGauges | None = None  # crawl-wide, None until first read
         self.n_items = 0
         self.n_content_dups = 0
         self.min_gap = math.inf
         self._port: IListeningPort | None = None
-        self._redis_task: asyncio.Task[None] | None = None
-        self._redis_stop = asyncio.Event()
+        self._redis: RedisTicker | None = None  # crawl-wide reads, once the spider opens
         self._define_metrics(config.delay)
         self.registry.register(StatsView(self, config.extra_stats))
 
@@ -262,40 +269,31 @@ class CrawlMetrics:
         if frontier is None or self.config.redis_interval <= 0:
             self.stats.set_value("metrics/redis_counters", "off")
             return
-        keys = frontier.keys.stats_keys()  # one per frontier shard
-        self._redis_task = asyncio.get_event_loop().create_task(self._redis_loop(keys))
+        # One stats key per frontier shard: the crawl's shard count.
+        keys = ShardedKeys(frontier.keys.crawl, len(frontier.keys.stats_keys()))
+        config = frontier_config(self.crawler.settings)
+        shape = (config.priorities, config.lanes)
+        self._redis = RedisTicker(
+            self.crawler,
+            self.config.redis_interval,
+            functools.partial(self._read_gauges, keys=keys, shape=shape),
+        )
+        self._redis.start()
 
-    async def _redis_loop(self, keys: list[str]) -> None:
-        # Its own client: the scheduler closes its client before spider_closed.
-        client = redis_lifecycle(self.crawler).async_client()
-        try:
-            while not self._redis_stop.is_set():
-                await self._read_counters(client, keys)
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(self._redis_stop.wait(), self.config.redis_interval)
-        finally:
-            await client.aclose()
-
-    async def _read_counters(self, client: AnyAsyncRedis, keys: list[str]) -> None:
+    async def _read_gauges(
+        self, client: AnyAsyncRedis, keys: ShardedKeys, shape: tuple[int, int]
+    ) -> None:
+        """Crawl-wide gauges (crawl_gauges.py): a bounded number of Redis calls, read
+        every METRICS_REDIS_INTERVAL s rather than per scrape, so scrapes cost none."""
         try:
             await map_slots(client)  # a no-op once mapped
-            counters: dict[str, int] = {}
-            for key in keys:
-                for raw_name, value in (await client.hgetall(key)).items():
-                    name = as_str(raw_name)
-                    counters[name] = counters.get(name, 0) + int(value)
-            self.crawl_counters = counters
+            self.gauges = await read_gauges(client, keys, *shape, time.time())
+            self.crawl_counters = self.gauges.counters
             self.stats.inc_value("metrics/redis_reads")
         except (RedisError, OSError, ValueError) as exc:
             self.stats.inc_value("metrics/redis_errors")
-            logger.debug("Metrics: frontier counters not read (%s)", exc)
+            logger.debug("Metrics: crawl-wide gauges not read (%s)", exc)
 
     async def spider_closed(self, spider: Spider, reason: str) -> None:
-        # Stopped between commands, never cancelled in one: redis-py (8.1) can swallow a
-        # CancelledError raised inside a command, and the loop then ran on forever, so
-        # the crawl never exited (seen in CI; reproduced with HGETALLs cancelled at random).
-        task, self._redis_task = self._redis_task, None
-        self._redis_stop.set()
-        if task is not None:
-            with contextlib.suppress(Exception):
-                await task
+        if self._redis is not None:
+            await self._redis.stop()

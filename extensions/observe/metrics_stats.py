@@ -13,9 +13,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 from extensions.fetch.errors import CAUSES, STAT_PREFIX
+from extensions.observe.metrics_gauges import gauge_metrics
 
 if TYPE_CHECKING:
     from scrapy.statscollectors import StatsCollector
+
+    from extensions.observe.crawl_gauges import CrawlGauges
 
 # Trap guards: URL-shape caps and repeated path segments (URL_MAX_PER_PATTERN, ...).
 TRAP_GUARDS = {
@@ -40,6 +43,9 @@ class MetricsSource(Protocol):
     @property
     def n_content_dups(self) -> int: ...
 
+    @property
+    def gauges(self) -> CrawlGauges | None: ...  # crawl-wide, read from Redis
+
 
 class StatsView:
     """Prometheus collector over Scrapy stats, evaluated at scrape time."""
@@ -55,6 +61,7 @@ class StatsView:
         yield from _url_metrics(stats)
         yield from _content_metrics(stats, self.ext)
         yield from _recrawl_metrics(stats)
+        yield from gauge_metrics(self.ext.gauges)
         fill = _num(stats.get("seen/bloom/fill_ratio"))
         yield _gauge("crawlproj_bloom_fill_ratio", "URL-seen Bloom filter fill (0-1)", fill)
         extra = GaugeMetricFamily(

@@ -82,6 +82,8 @@ prefix "crawlproj:{<crawl>:p<i>~<salt>}"):
                              of the origin's host: admin.robots scans "*://<host>*")
     G:robots_errors  hash    origin -> robots.txt fetches unavailable in a row, all workers
                              together (ROBOTS_MAX_ERROR_RETRIES; a good verdict deletes it)
+    G:worker_stats   hash    worker-side Scrapy stats added up by every worker (observe/
+                             shared_stats.py): frontier/rejected/<reason>, robots/failed/<cause>
     G:content_hashes hash    content hash (sha256 hex) -> URL of the first page with it
     G:warc_records   hash    URL -> "<WARC-Date> <WARC-Record-ID> <payload digest>" of its
                              latest full WARC response record (revisits refer to it)
@@ -232,6 +234,12 @@ class FrontierKeys:
     @property
     def robots_errors(self) -> str:
         return f"{self.crawl_prefix}:robots_errors"
+
+    @property
+    def worker_stats(self) -> str:
+        """Stats every worker adds its own to (HINCRBY): crawl-wide counts of what workers
+        decide outside the scripts (observe/shared_stats.py)."""
+        return f"{self.crawl_prefix}:worker_stats"
 
     @property
     def blocklist(self) -> str:

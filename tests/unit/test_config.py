@@ -248,6 +248,7 @@ BAD = [
     ("METRICS_PORT", 70000, "in 0..65535, not 70000"),
     ("METRICS_BIND", "localhost", "an IP address, not 'localhost'"),
     ("METRICS_REDIS_INTERVAL", -1, ">= 0, not -1"),
+    ("SHARED_STATS_INTERVAL", -1, ">= 0, not -1"),
     ("CRAWL_DATA_DIR", "", "a folder, not ''"),
     ("REDIS_START_TIMEOUT", 0, "> 0, not 0"),
     ("DOWNLOAD_DELAY", -1, ">= 0, not -1"),

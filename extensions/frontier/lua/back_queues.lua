@@ -7,8 +7,36 @@
 -- Re-crawl records ("R|" + record) have their own back queue per IP, so the IP's
 -- fetches can be split between them (pop_back). "P|" marks a closed pattern's probe.
 -- Keys: F.bq .. ip (lane 0), F.bq .. ip .. '/' .. lane, F.rq .. ip (LPUSH, LPOP, LLEN);
--- F.ip .. ip field rcredit; K.active (SADD on requeue); K.stats (queued, recrawl_queued).
+-- F.ip .. ip field rcredit; K.active (SADD on requeue); K.stats (queued, recrawl_queued,
+-- lane_<L>, lanes_counted).
 local PROBE_MARK = 'P|'
+
+-- Discovery records per lane over all of the shard's IPs, K.stats field lane_<L>: a
+-- lane's depth in one HGET, where LLEN over every IP would not scale (100,000 IPs). A
+-- record entering a lane is counted where its key is chosen (back_of: one push each),
+-- one leaving where it is popped; the call's tally is written once per lane by
+-- flush_lanes (router.lua's refill, which every entry script runs after its last queue
+-- change). The counts are exact only from a moment the back queues were all empty, which
+-- lanes_counted marks: a crawl queued before the counters starts counting at the first
+-- script that finds no IP holding a back queue (records in a back queue keep their IP in
+-- K.active: recycle removes only a drained IP).
+local LANES_MARKED = redis.call('HEXISTS', K.stats, 'lanes_counted') == 1
+local LANES_COUNTED = LANES_MARKED or redis.call('SCARD', K.active) == 0
+local LANE_DELTA = {}
+
+local function count_lane(lane, by)
+  LANE_DELTA[lane] = (LANE_DELTA[lane] or 0) + by
+end
+
+local function flush_lanes()
+  if not LANES_COUNTED then return end
+  for lane, by in pairs(LANE_DELTA) do stat('lane_' .. lane, by) end
+  LANE_DELTA = {}
+  if not LANES_MARKED then
+    redis.call('HSET', K.stats, 'lanes_counted', 1)
+    LANES_MARKED = true
+  end
+end
 
 local function is_recrawl(rec)
   return string.sub(rec, 1, 2) == 'R|'
@@ -19,9 +47,12 @@ local function lane_key(ip, lane)
   return F.bq .. ip .. '/' .. lane
 end
 
+-- The key a record goes to; the caller pushes it there (counted as entering its lane).
 local function back_of(ip, rec, lane)
   if is_recrawl(rec) then return F.rq .. ip end
-  return lane_key(ip, tonumber(lane) or 0)
+  lane = tonumber(lane) or 0
+  count_lane(lane, 1)
+  return lane_key(ip, lane)
 end
 
 -- The lane of a front queue's records when their score is not known (parked hosts,
@@ -33,7 +64,10 @@ end
 local function pop_discovery(ip)
   for lane = 0, CFG.lanes - 1 do
     local rec = redis.call('LPOP', lane_key(ip, lane))
-    if rec then return rec end
+    if rec then
+      count_lane(lane, -1)
+      return rec
+    end
   end
   return nil
 end

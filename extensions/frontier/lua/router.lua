@@ -7,6 +7,7 @@
 
 -- Give free back queues to new IPs from the front queues. Bounded per
 -- call so one script never holds Redis for long; every lease/report refills again.
+-- Every entry script that moves records runs it last: it writes the lane counters.
 local function refill()
   local active = redis.call('SCARD', K.active)
   local moved = 0
@@ -23,6 +24,7 @@ local function refill()
     end
     moved = moved + 1
   end
+  flush_lanes()
 end
 
 -- Sticky router: an IP that holds a back queue gets its URLs directly, in their lane
