@@ -20,7 +20,9 @@ shard, and budgets are counted per shard of the IP (a host has one IP, so exactl
 Unresolved hosts park in shard crc32(host) mod S unchecked (see sharded.py).
 
 Crawl-wide keys (blocklist, content hashes, near-duplicate index, the shard count) keep
-the crawl's tag `{<crawl>}` in every mode: one slot, read by every worker.
+the crawl's tag `{<crawl>}` in every mode: one slot, read by every worker. The simhash
+index must: lua/add.lua checks the log and writes every band table in one atomic step
+(no two confirmed near-duplicates admitted), so its tables cannot be split over slots.
 
 Per-page and per-host state (re-crawl state, DNS and robots caches) grows with the
 crawl, so on a sharded crawl (S > 1) it spreads over S page shards with tags
@@ -28,7 +30,7 @@ crawl, so on a sharded crawl (S > 1) it spreads over S page shards with tags
 entries to crc32(host) mod S. The salt puts shard i's slot in the i-th S-th of the
 16,384 slots, so on a cluster whose masters own contiguous, equal slot ranges (what
 `redis-cli --cluster create` makes) the page shards split evenly over the masters;
-plain `{<crawl>:p<i>}` tags fell 6/2/4 over three masters. No script reads them beside
+plain `{web:p<i>}` tags fell 4/2/6 over three masters. No script reads them beside
 an IP's keys. With S = 1 they keep the crawl's tag: a single-Redis crawl's keys are
 unchanged. A sharded crawl started before page shards kept them under `{<crawl>}`: its
 re-crawl state is still read there (recrawl/state.py moves a page on its next fetch);
