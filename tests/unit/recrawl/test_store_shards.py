@@ -40,7 +40,7 @@ def test_pages_spread_and_every_verb_sees_every_shard(redis_url, redis_client) -
         due = await store.due_now(T0 + INTERVAL)
         claim = await store.claim(len(FPS), T0 + INTERVAL)
         histograms: list[dict[str, int]] = []
-        store.schedule.update = histograms.append  # type: ignore[method-assign]
+        store.schedule.update = histograms.append  # type: ignore[method-assign,assignment]
         store._schedule_at = 0.0  # the policy input is read again now
         await store.refresh_schedule(T0)
         await store.close()
