@@ -1,8 +1,20 @@
 """Compact request records: what the frontier stores per queued URL.
 
-Not pickled Request objects: a JSON object with short keys that omits every
-default, so a plain link costs its URL plus a few bytes. Transient meta (the
-download slot, the lease, latency) is never stored: it belongs to one attempt.
+Not pickled Request objects and not JSON: a short text header and the URL, so a plain
+link costs its URL (scheme cut) plus ~12 bytes (a queued URL's record is most of the
+frontier's Redis memory: issue 15 counts every byte). The header carries what almost
+every record has, and a JSON object carries the rare rest (callback, method, body,
+headers, meta, cb_kwargs):
+
+    ~<t>,<s>,<d>,<u>,<x>|<x bytes of JSON><URL without its scheme prefix>
+
+t: when it entered the frontier (base-36 epoch seconds: operators see the oldest age),
+s: the prioritizer's score (whole points; what its outlinks inherit; empty: none), d: depth
+(empty: 0), u: the URL's scheme ("": https://, "h": http://, "-": the URL is whole), x: the
+JSON's length (empty: none). Trailing empty fields are cut. A record queued before this
+format is a JSON object ({"u": ..., "t": ...}) and is still read.
+Transient meta (the download slot, the lease, latency) is never stored: it belongs to
+one attempt.
 """
 
 from __future__ import annotations
@@ -36,14 +48,15 @@ TRANSIENT_META = frozenset(
         "frontier_probe",
         "frontier_outcome",
         "frontier_status",
+        # Names the front queue at admission (seeds, re-crawls); spent once queued.
+        "frontier_priority",
     }
 )
 # Headers Scrapy's own middlewares add again when the request is re-created.
 _DERIVED_HEADERS = frozenset({b"Referer", b"Accept", b"Accept-Language", b"User-Agent"})
 # json.dumps with arguments builds a new encoder per call: one, built once, writes the
-# same text at a fraction of the cost (a record per admitted URL).
+# same text at a fraction of the cost (the rare records with a JSON tail).
 _RECORD_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
-_json_string = json.encoder.encode_basestring  # what _RECORD_JSON writes for a str
 
 
 class RecordError(ValueError):
@@ -67,53 +80,92 @@ def encode_request(
     url: str | None = None,
     score: float | None = None,
 ) -> str:
-    """The record for `request`: {"u": url, "d": depth, ...}, defaults omitted; `url`
-    replaces request.url (the canonical form) without building a new Request; `score`
-    (the prioritizer's, whole points: ~7 bytes) is what its outlinks inherit."""
-    # "t": when it entered the frontier (whole seconds): operators see the oldest age.
-    record: dict[str, Any] = {"u": url or request.url, "t": int(time.time())}
-    if score is not None:
-        record["s"] = round(score)
-    depth = request.meta.get("depth", 0)
-    if depth:
-        record["d"] = depth
-    callback = _method_name(spider, request.callback)
-    if callback and callback != "parse":
-        record["cb"] = callback
-    errback = _method_name(spider, request.errback)
-    if errback:
-        record["eb"] = errback
-    if request.priority:
-        record["p"] = request.priority
-    if request.dont_filter:
-        record["df"] = 1
-    if request.method != "GET":
-        record["m"] = request.method
-    if request.body:
-        record["b"] = base64.b64encode(request.body).decode("ascii")
-    headers = _stored_headers(request, keep_referer)
-    if headers:
-        record["h"] = headers
-    meta = {k: v for k, v in request.meta.items() if k not in TRANSIENT_META}
-    if meta:
-        record["meta"] = meta
-    if request.cb_kwargs:
-        record["kw"] = request.cb_kwargs
+    """The record for `request` (the module's format); `url` replaces request.url (the
+    canonical form) without building a new Request; `score` is the prioritizer's."""
+    url = url or request.url
+    if url.startswith("https://"):
+        scheme, rest = "", url[8:]
+    elif url.startswith("http://"):
+        scheme, rest = "h", url[7:]
+    else:
+        scheme, rest = "-", url
+    extra = _extra_fields(request, spider, keep_referer)
     try:
-        return "{" + ",".join([f'"{key}":{_json(value)}' for key, value in record.items()]) + "}"
+        tail = _RECORD_JSON.encode(extra) if extra else ""
     except (TypeError, ValueError) as exc:
         raise RecordError(f"request {request.url} has meta that is not JSON: {exc}") from None
+    depth = request.meta.get("depth", 0)
+    fields = [
+        _base36(int(time.time())),
+        "" if score is None else str(round(score)),
+        str(depth) if depth else "",
+        scheme,
+        str(len(tail)) if tail else "",
+    ]
+    return "~" + ",".join(fields).rstrip(",") + "|" + tail + rest
 
 
-def _json(value: Any) -> str:
-    """The JSON of one record value, as json.dumps writes it: the plain str and int
-    of almost every field skip the encoder (a record per admitted URL)."""
-    kind = type(value)
-    if kind is str:
-        return _json_string(value)
-    if kind is int:
-        return str(value)
-    return _RECORD_JSON.encode(value)
+def _extra_fields(request: Request, spider: Spider, keep_referer: bool) -> dict[str, Any]:
+    """The record's rare fields, defaults omitted (the JSON tail)."""
+    extra: dict[str, Any] = {}
+    callback = _method_name(spider, request.callback)
+    if callback and callback != "parse":
+        extra["cb"] = callback
+    errback = _method_name(spider, request.errback)
+    if errback:
+        extra["eb"] = errback
+    if request.priority:
+        extra["p"] = request.priority
+    if request.dont_filter:
+        extra["df"] = 1
+    if request.method != "GET":
+        extra["m"] = request.method
+    if request.body:
+        extra["b"] = base64.b64encode(request.body).decode("ascii")
+    headers = _stored_headers(request, keep_referer)
+    if headers:
+        extra["h"] = headers
+    meta = {k: v for k, v in request.meta.items() if k not in TRANSIENT_META}
+    if meta:
+        extra["meta"] = meta
+    if request.cb_kwargs:
+        extra["kw"] = request.cb_kwargs
+    return extra
+
+
+_DIGITS36 = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+def _base36(n: int) -> str:
+    out = []
+    while True:
+        n, r = divmod(n, 36)
+        out.append(_DIGITS36[r])
+        if not n:
+            return "".join(reversed(out))
+
+
+_SCHEMES = {"": "https://", "h": "http://", "-": ""}
+
+
+def parse_record(text: str) -> dict[str, Any]:
+    """A record's fields as the JSON records held them: u, t, s, d and the rare ones.
+    `text` is the record alone (no re-crawl or probe mark)."""
+    if not text.startswith("~"):
+        parsed: dict[str, Any] = json.loads(text)  # queued before the compact format
+        return parsed
+    bar = text.index("|")
+    fields = [*text[1:bar].split(","), "", "", "", "", ""]
+    t, score, depth, scheme, size = fields[:5]
+    n = int(size) if size else 0
+    record: dict[str, Any] = json.loads(text[bar + 1 : bar + 1 + n]) if n else {}
+    record["u"] = _SCHEMES[scheme] + text[bar + 1 + n :]
+    record["t"] = int(t, 36)
+    if score:
+        record["s"] = int(score)
+    if depth:
+        record["d"] = int(depth)
+    return record
 
 
 def _stored_headers(request: Request, keep_referer: bool) -> dict[str, list[str]]:
@@ -141,7 +193,7 @@ def mark_recrawl(record: str, recrawl: bool) -> str:
 def decode_request(raw: str | bytes, spider: Spider) -> Request:
     """Rebuild the Request a record was made from (its transient meta is not in it)."""
     text = record_text(raw)
-    record = json.loads(text.removeprefix(PROBE_MARK))
+    record = parse_record(text.removeprefix(PROBE_MARK))
     meta = dict(record.get("meta") or {})
     meta["depth"] = record.get("d", 0)
     if "s" in record:
@@ -164,7 +216,7 @@ def decode_request(raw: str | bytes, spider: Spider) -> Request:
 
 
 def record_text(raw: str | bytes) -> str:
-    """A queued record as JSON text (with a probe mark, if any): the re-crawl mark cut."""
+    """A queued record's text (with a probe mark, if any): the re-crawl mark cut."""
     text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
     return text.removeprefix(RECRAWL_MARK)
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -30,7 +29,7 @@ from typing import TYPE_CHECKING, Any, cast
 from extensions.admission.budgets import pattern_state
 from extensions.admission.filters import compile_block_rules
 from extensions.admission.politeness_key import PER_IP, PolitenessKeys, parse_key
-from extensions.admission.records import PROBE_MARK, front_entry_record, record_text
+from extensions.admission.records import PROBE_MARK, front_entry_record, parse_record, record_text
 from extensions.dns.cache import decode_shared
 from extensions.frontier.admin_recrawl import RecrawlVerbs
 from extensions.frontier.sharded import open_frontier
@@ -48,6 +47,8 @@ if TYPE_CHECKING:
 
 # Back queues sampled for the oldest-URL estimate (reading every head would be O(IPs)).
 SAMPLED_BACK_QUEUES = 200
+# Items per admit script call from operator verbs (scrapy seed): a page of outlinks' size.
+ADMIT_CHUNK = 500
 # Fields of an IP's politeness state that are delay sources (lua/ready_heap.lua: ip_delay).
 DELAY_FIELDS = ("crawl_delay", "override", "adaptive", "throttle")  # throttle: 429/503 AIMD
 
@@ -223,12 +224,18 @@ class FrontierAdmin(RecrawlVerbs):
             # A cluster client speaks the frontier's commands too (open_frontier's
             # annotation names the single-server class only).
             frontier = open_frontier(cast("AsyncRedis", async_client), self.keys, config)
-            reply = await frontier.admit(items)
+            admitted = duplicate = 0
+            # One admit call per chunk: a seeds file of 100,000 URLs in one script would hold
+            # Redis (every worker's lease and report) for seconds, past its busy-script limit.
+            for start in range(0, len(items), ADMIT_CHUNK):
+                reply = await frontier.admit(items[start : start + ADMIT_CHUNK])
+                admitted += reply.extra.get("admitted", 0)
+                duplicate += reply.extra.get("duplicate", 0)
         finally:
             await async_client.aclose()
         # Not reply.queued: a sharded reply sums only the shards this admission touched.
         queued = self.counters().get("queued", 0)
-        return Admitted(reply.extra.get("admitted", 0), reply.extra.get("duplicate", 0), queued)
+        return Admitted(admitted, duplicate, queued)
 
     # ---- reading -------------------------------------------------------------------
 
@@ -268,7 +275,7 @@ class FrontierAdmin(RecrawlVerbs):
         )
 
     def _oldest_entry(self, priorities: int, lanes: int) -> float | None:
-        heads: list[str] = []  # queued records: JSON with "t", the entry time
+        heads: list[str] = []  # queued records: "t" is the entry time
         sampled = max(1, SAMPLED_BACK_QUEUES // self.keys.count)
         for shard in self.keys.all():
             fronts = [self.client.lindex(shard.front_queue(p), 0) for p in range(priorities)]
@@ -280,7 +287,7 @@ class FrontierAdmin(RecrawlVerbs):
                     head = self.client.lindex(shard.back_queue(as_str(ip), lane), 0)
                     if head:
                         heads.append(record_text(head).removeprefix(PROBE_MARK))
-        times = [t for t in (json.loads(h).get("t") for h in heads) if t]
+        times = [t for t in (parse_record(h).get("t") for h in heads) if t]
         return min(times) if times else None
 
     def ip_state(self, ip: str, lanes: int) -> IpState:

@@ -99,6 +99,28 @@ def test_admit_queues_once_and_counts_duplicates(admin: FrontierAdmin) -> None:
     assert admin.admit([], CONFIG).admitted == 0
 
 
+def test_a_large_admission_goes_in_chunks_and_counts_every_one(
+    admin: FrontierAdmin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 100,000-line seeds file in one admit script held Redis past its busy limit,
+    and the retried call counted every URL as already seen."""
+    calls: list[int] = []
+    original = Frontier.admit
+
+    async def counting(self: Frontier, items: Any) -> FrontierReply:
+        calls.append(len(items))
+        return await original(self, items)
+
+    monkeypatch.setattr("extensions.frontier.admin.ADMIT_CHUNK", 7)
+    monkeypatch.setattr(Frontier, "admit", counting)
+    items = [item(ip, n) for ip in IPS for n in range(6)]
+    admitted = admin.admit(items, CONFIG)
+    assert (admitted.admitted, admitted.duplicate, admitted.queued) == (18, 0, 18)
+    again = admin.admit(items, CONFIG)
+    assert (again.admitted, again.duplicate) == (0, 18)
+    assert max(calls) <= 7
+
+
 def test_pausing_the_crawl_stops_every_shard_until_resumed(admin: FrontierAdmin) -> None:
     admin.admit([item(ip, 0) for ip in IPS], CONFIG)
     assert admin.set_active(ALL, False).changed == admin.keys.count  # one switch per shard
