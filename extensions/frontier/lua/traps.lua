@@ -92,6 +92,7 @@ local function flush_traps()
     hset_all(key, args)
   end
   DIRTY, DIRTY_PATTERNS = {}, {}
+  seen_flush()
 end
 
 -- The finest of the URL's patterns that exists or, with `create`, that its host has
@@ -103,12 +104,24 @@ local function exists(field)
   return found
 end
 
+-- A pattern gets its record only once its shape recurs: the first URL of a shape is
+-- remembered in URL-seen's Bloom filter (2.5 bytes; a false positive only creates a
+-- record one URL early) and charged to the next coarser pattern. Word slugs make nearly
+-- every URL of a site its own shape: exact records for those cost ~115 B per URL.
+local function recurs(field)
+  local key = 'shape ' .. field
+  if seen_before(key) then return true end
+  seen_mark(key)
+  stat('trap_shapes_first_seen')
+  return false
+end
+
 local function resolve(host, pt, create)
   if exists(pt[1]) then return pt[1], false end
   local held = num(cached(K.trap_hosts, host), 0)
-  if create and held < T.patterns_per_host then return pt[1], true end
+  if create and held < T.patterns_per_host and recurs(pt[1]) then return pt[1], true end
   if exists(pt[2]) then return pt[2], false end
-  if create and held < 2 * T.patterns_per_host then return pt[2], true end
+  if create and held < 2 * T.patterns_per_host and recurs(pt[2]) then return pt[2], true end
   if exists(pt[3]) then return pt[3], false end
   if create then return pt[3], true end
   return nil, false
@@ -238,7 +251,12 @@ end
 local function learn(field, bad, recount)
   local t = load_pattern(field)
   local d = 1 - 1 / T.window
-  if recount and t[3] == 0 then t[3] = math.min(t[2], 1) end
+  if recount and t[3] == 0 then
+    -- A record born at the shape's second URL missed its first page (recurs): a copy
+    -- proves that page was fetched, so it is counted here, as bad.
+    if t[2] == 0 then t[2], t[7] = 1, t[7] + 1 end
+    t[3] = math.min(t[2], 1)
+  end
   t[2], t[3], t[7] = t[2] * d + 1, t[3] * d + bad, t[7] + 1
   if t[5] == CLOSED then
     if bad == 1 then t[4] = 0 else t[4] = t[4] + 1 end

@@ -226,16 +226,37 @@ def test_referring_hosts_raise_a_hosts_urls_into_a_better_lane(make: MakeFrontie
 
 
 def test_patterns_per_host_are_bounded(make: MakeFrontier) -> None:
-    async def go() -> tuple[int, int]:
+    async def go() -> tuple[list[str], int]:
         frontier = make(patterns_per_host=3)
+        slugs = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"]
+        # Two URLs per shape (digits abstract): every shape recurs.
+        urls = [f"http://{HOST}/blog/{s}-{n}-post" for s in slugs for n in (1, 2)]
+        await frontier.admit([item(url) for url in urls])
+        fields = await frontier.redis.hkeys(frontier.keys.key("patterns"))
+        held = await frontier.redis.hget(frontier.keys.key("trap_hosts"), HOST)
+        return sorted(f.decode() for f in fields), int(held)
+
+    # alpha-1 is charged to the host (its shape and host/blog/* are first seen), alpha-2
+    # creates its shape's record, beta-1 the recurring host/blog/*: then the host is full.
+    fields, held = run(go())
+    assert fields == [f"{HOST}/*", f"{HOST}/blog/*", f"{HOST}/blog/alpha-<N>-post"]
+    assert held == 3
+
+
+def test_a_shape_seen_once_gets_no_record(make: MakeFrontier) -> None:
+    """Word slugs make every URL its own shape: none of them costs a pattern record."""
+
+    async def go() -> tuple[list[str], int]:
+        frontier = make()
         slugs = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"]
         await frontier.admit([item(f"http://{HOST}/blog/{s}-post") for s in slugs])
         fields = await frontier.redis.hkeys(frontier.keys.key("patterns"))
-        held = await frontier.redis.hget(frontier.keys.key("trap_hosts"), HOST)
-        return len(fields), int(held)
+        stats = await frontier.redis.hgetall(frontier.keys.key("stats"))
+        return sorted(f.decode() for f in fields), int(stats[b"trap_shapes_first_seen"])
 
-    # 3 fine patterns, then the coarse host/blog/*: 4 fields, charged 4.
-    assert run(go()) == (4, 4)
+    fields, first_seen = run(go())
+    assert fields == [f"{HOST}/*", f"{HOST}/blog/*"]
+    assert first_seen == 8 + 1  # eight slugs and host/blog/* once
 
 
 def test_a_refused_url_costs_its_host_no_pattern_room(make: MakeFrontier) -> None:
