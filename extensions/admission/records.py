@@ -96,7 +96,7 @@ def encode_request(
         raise RecordError(f"request {request.url} has meta that is not JSON: {exc}") from None
     depth = request.meta.get("depth", 0)
     fields = [
-        _base36(int(time.time())),
+        _entered_at(),
         "" if score is None else str(round(score)),
         str(depth) if depth else "",
         scheme,
@@ -122,18 +122,34 @@ def _extra_fields(request: Request, spider: Spider, keep_referer: bool) -> dict[
         extra["m"] = request.method
     if request.body:
         extra["b"] = base64.b64encode(request.body).decode("ascii")
-    headers = _stored_headers(request, keep_referer)
-    if headers:
-        extra["h"] = headers
+    # Scrapy builds a request's headers and cb_kwargs on first read (2.13: _headers,
+    # _cb_kwargs None until then): a link has neither, and reading them through the
+    # properties would build both for every admitted URL.
+    if getattr(request, "_headers", True) is not None:
+        headers = _stored_headers(request, keep_referer)
+        if headers:
+            extra["h"] = headers
     meta = {k: v for k, v in request.meta.items() if k not in TRANSIENT_META}
     if meta:
         extra["meta"] = meta
-    if request.cb_kwargs:
+    if getattr(request, "_cb_kwargs", True) is not None and request.cb_kwargs:
         extra["kw"] = request.cb_kwargs
     return extra
 
 
 _DIGITS36 = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+_stamp: tuple[int, str] = (-1, "")  # the last second stamped and its base-36 text
+
+
+def _entered_at() -> str:
+    """Base-36 epoch seconds, computed once per second (one per admitted URL)."""
+    global _stamp
+    now = int(time.time())
+    if now != _stamp[0]:
+        _stamp = (now, _base36(now))
+    return _stamp[1]
 
 
 def _base36(n: int) -> str:

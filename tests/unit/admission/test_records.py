@@ -118,3 +118,11 @@ def test_a_record_queued_as_json_before_the_compact_format_still_decodes() -> No
 def test_meta_that_is_not_json_is_refused_with_the_url() -> None:
     with pytest.raises(RecordError, match=r"http://h\.test/x"):
         encode_request(Request("http://h.test/x", meta={"obj": object()}), SPIDER)
+
+
+def test_headers_and_cb_kwargs_added_after_the_request_was_built_are_kept() -> None:
+    request = Request("https://h.test/late")
+    request.headers["X-Late"] = "1"
+    request.cb_kwargs["k"] = 2
+    back = round_trip(request)
+    assert back.headers.getlist("X-Late") == [b"1"] and back.cb_kwargs == {"k": 2}
