@@ -1,9 +1,11 @@
-"""URL admission path: canonicalize + filters + prioritizer + patterns + record + URL-seen,
-then the admit round trip.
+"""URL admission path: repeats of recent links dropped (admission/recent.py), then
+canonicalize + filters + prioritizer + patterns + record, then the admit round trip
+(URL-seen's Bloom filter in Redis).
 
 Run by hand: .venv/bin/python bench/bench_admission.py [--pages 2000] [--outlinks 100]
 
-Links come as the spider yields them: Requests stamped by SourceMiddleware (source
+~30% of a page's links repeat a link of an earlier page (same URL, as navigation
+repeats). Links come as the spider yields them: Requests stamped by SourceMiddleware (source
 "link", the parent page's score and URL), built before the clock starts (their cost is
 the spider's, printed apart). Prints URLs/s for the local path alone, for the batched
 admit round trips alone (one per page), and end to end through the scheduler's own
@@ -36,7 +38,7 @@ from scrapy.settings import Settings  # noqa: E402
 from extensions.admission.admit import Admission, url_filter_from_settings  # noqa: E402
 from extensions.admission.canonical import Canonicalizer  # noqa: E402
 from extensions.admission.prioritizer import PARENT_META, SOURCE_META, Prioritizer  # noqa: E402
-from extensions.admission.seen import UrlSeen  # noqa: E402
+from extensions.admission.recent import RecentLinks  # noqa: E402
 from extensions.dns.cache import DnsSettings, HostResolver  # noqa: E402
 from extensions.frontier.background import Background  # noqa: E402
 from extensions.frontier.batching import Batches  # noqa: E402
@@ -58,8 +60,8 @@ def outlinks(rng: random.Random, page: int, n: int, hosts: int) -> list[str]:
     """Links as pages write them: relative and absolute, some tracking noise, ~30% repeats."""
     links = []
     for i in range(n):
-        host = f"h{rng.randrange(hosts)}.test"
         target = rng.randrange(page * n) if page and rng.random() < 0.3 else page * n + i
+        host = f"h{target % hosts}.test"  # a repeat is the same link, host included
         query = f"?utm_source=news&id={target}" if rng.random() < 0.1 else ""
         links.append(f"http://{host}/section/{target % 50}/article-{target}.html{query}")
     return links
@@ -85,7 +87,7 @@ class Unparked:
         assert not hosts, hosts
 
 
-def setup(settings: Settings, data_dir: Path) -> tuple[Admission, UrlSeen]:
+def setup(settings: Settings) -> tuple[Admission, RecentLinks]:
     dns = DnsSettings.from_settings(settings)
     hosts = {f"h{i}.test": f"203.0.113.{i % 250 + 1}" for i in range(1000)}
     resolver = HostResolver(dataclasses.replace(dns, hosts_map=hosts, map_only=True))
@@ -97,7 +99,7 @@ def setup(settings: Settings, data_dir: Path) -> tuple[Admission, UrlSeen]:
         5,
         False,
     )
-    return admission, UrlSeen.from_settings(settings, data_dir)
+    return admission, RecentLinks(admission, settings.getint("SEEN_LOCAL_CACHE"))
 
 
 async def run(args: argparse.Namespace, url: str, data_dir: Path) -> None:
@@ -113,7 +115,7 @@ async def run(args: argparse.Namespace, url: str, data_dir: Path) -> None:
     pages = [page_requests(page, p, 1000) for p, page in enumerate(links)]
     requests_s = time.perf_counter() - started
 
-    local_s, batches = local_path(settings, data_dir / "seen-local", pages, spider)
+    local_s, batches = local_path(settings, pages, spider)
     client = aioredis.Redis.from_url(url)
     frontier = Frontier(client, FrontierKeys("bench-admission"), frontier_config(settings))
     await client.flushall()
@@ -124,7 +126,7 @@ async def run(args: argparse.Namespace, url: str, data_dir: Path) -> None:
     del batches
 
     await client.flushall()
-    end_s, stats = await scheduler_path(settings, data_dir / "seen-end", pages, spider, frontier)
+    end_s, stats = await scheduler_path(settings, pages, spider, frontier)
     counts = await frontier.stats()
     await client.aclose()
     print(
@@ -132,7 +134,7 @@ async def run(args: argparse.Namespace, url: str, data_dir: Path) -> None:
         f"({counts.get('admitted', 0)} admitted, {counts.get('duplicate', 0)} duplicates)"
     )
     print(f"Request() as the spider builds them (not timed below): {total / requests_s:10,.0f}/s")
-    print(f"local path (canonicalize..record, URL-seen): {total / local_s:10,.0f} URLs/s")
+    print(f"local path (repeats dropped, canonicalize..record): {total / local_s:10,.0f} URLs/s")
     print(f"admit round trips alone (one per page):      {total / redis_s:10,.0f} URLs/s")
     print(
         f"end to end, scheduler's Batches, one process: {total / end_s:10,.0f}"
@@ -143,23 +145,26 @@ async def run(args: argparse.Namespace, url: str, data_dir: Path) -> None:
 
 
 def local_path(
-    settings: Settings, data_dir: Path, pages: list[list[Request]], spider: Spider
+    settings: Settings, pages: list[list[Request]], spider: Spider
 ) -> tuple[float, list[list[Any]]]:
-    admission, seen = setup(settings, data_dir)
+    admission, recent = setup(settings)
     started = time.perf_counter()
     batches = []
     for requests in pages:
-        items = [admission.item(request, spider) for request in requests]
-        send, _ = seen.split([item.seen_key for item in items])
-        batches.append([items[i] for i in send])
+        items = []
+        for request in requests:
+            if recent.repeats(request):
+                continue
+            item = admission.item(request, spider)
+            recent.add(request, item)
+            items.append(item)
+        batches.append(items)
     elapsed = time.perf_counter() - started
-    seen.close()
     return elapsed, batches
 
 
 async def scheduler_path(
     settings: Settings,
-    data_dir: Path,
     pages: list[list[Request]],
     spider: Spider,
     frontier: Frontier,
@@ -167,7 +172,7 @@ async def scheduler_path(
     """FrontierScheduler.enqueue_request's path: Batches.enqueue per request, its
     background flush loop sending what gathered; the loop gets a turn after each page,
     as the reactor does between responses."""
-    admission, seen = setup(settings, data_dir)
+    admission, recent = setup(settings)
     stats = Stats()
     engine = SimpleNamespace(_slot=None)  # no engine to wake
     background = Background(engine, stats, 3)  # type: ignore[arg-type]
@@ -175,7 +180,7 @@ async def scheduler_path(
         frontier=frontier,
         spider=spider,
         admission=admission,
-        seen=seen,
+        recent=recent,
         background=background,
         note=lambda reply: None,
         parked=Unparked(),  # type: ignore[arg-type]
@@ -190,7 +195,6 @@ async def scheduler_path(
         await asyncio.sleep(0)
     await batches.wait()
     elapsed = time.perf_counter() - started
-    seen.close()
     assert stats["frontier/script_errors"] == stats["frontier/redis_errors"] == 0, stats
     return elapsed, stats
 

@@ -167,7 +167,7 @@ PRIORITY_TRAP_REOPEN_AFTER = 3
 # Duplicates differing only in one query parameter before the host's URLs drop it (0 = off).
 PRIORITY_NOISE_AFTER = 2
 
-# --- URL-seen (a Bloom filter per shard in Redis, a per-worker one in front) ----------------
+# --- URL-seen (a Bloom filter per shard in Redis; repeats of recent links dropped before) ---
 # Bloom bits per URL key: false-positive rate 6.7e-5 at 20, 8.2e-3 at 10.
 SEEN_BITS_PER_KEY = 20
 # Keys in the first Bloom generation per shard (25 MB at 20): URLs, URL shapes, link pairs.
@@ -177,9 +177,9 @@ SEEN_CAPACITY = 10_000_000
 SEEN_EXACT = False
 # Capacity factor (1 or 2) of each new Bloom generation once the current one is full.
 SEEN_GROWTH = 2
-# Redis-confirmed keys kept in a per-worker LRU (~156 bytes each).
-SEEN_LOCAL_CACHE = 100_000
-# Bloom file prefix in CRAWL_DATA_DIR/seen; "" = the lowest free w0, w1, ...
+# Raw links this worker queued lately (~250 B each): their repeats skip admission; 0 = off.
+SEEN_LOCAL_CACHE = 50_000
+# This worker's name in its WARC file names; "" = <hostname>-<pid>.
 SEEN_WORKER_ID = ""
 
 # --- Robots (RFC 9309), checked by the frontier before any page of an origin leaves ---------

@@ -22,13 +22,14 @@ from crawlproj.pipelines.store import STORE, check_content_settings
 from crawlproj.pipelines.warc import WARC, check_warc_settings
 from crawlproj.seeds import SeedError, read_seed_arg
 from extensions.admission.admit import URL_FILTER
+from extensions.admission.bloom import SEEN
 from extensions.admission.budgets import TRAPS
 from extensions.admission.filters import compile_block_rules
 from extensions.admission.noise import NOISE
 from extensions.admission.politeness_key import HOST_IP_KEYS
 from extensions.admission.priorities import FRONT_QUEUES, PRIORITIES, priority_weights
 from extensions.admission.prioritizer import PRIORITY
-from extensions.admission.seen import SEEN
+from extensions.admission.recent import RECENT
 from extensions.config import FLAG, STRINGS, Setting, Table, at_least
 from extensions.dns.cache import DNS
 from extensions.fetch.content_type import CONTENT_TYPES
@@ -97,6 +98,7 @@ TABLES: tuple[Table[Any], ...] = (
     NOISE,
     DNS,
     SEEN,
+    RECENT,
     ROBOTS,
     SCHEDULE,
     RECRAWL,

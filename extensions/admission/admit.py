@@ -91,7 +91,7 @@ class Admission:
     # refreshed from Redis with the blocklist.
     closed_patterns: frozenset[str] = frozenset()
     noise: dict[str, frozenset[str]] = field(default_factory=dict)
-    # The last parent URL seen and its host (_referrer_key).
+    # The last parent URL seen and its host (referrer_key).
     _parent: tuple[str, str] = field(default=("", ""), init=False, repr=False)
 
     def priority_of(self, request: Request) -> int:
@@ -159,12 +159,12 @@ class Admission:
             record=mark_recrawl(record, bool(meta.get("recrawl"))),
             patterns=patterns,
             score=score,
-            referrer=self._referrer_key(meta.get(PARENT_META), host),
+            referrer=self.referrer_key(meta.get(PARENT_META), host),
             sitemap=meta.get(SOURCE_META) == "sitemap",
             family=family_of(patterns[0]) if filtered else "",
         )
 
-    def _referrer_key(self, parent: tuple[float | None, str] | None, host: str) -> str:
+    def referrer_key(self, parent: tuple[float | None, str] | None, host: str) -> str:
         """URL-seen key of (the parent's host, host) for a cross-host link, else ''."""
         if not parent:
             return ""

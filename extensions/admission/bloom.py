@@ -24,7 +24,7 @@ import dataclasses
 import math
 from typing import TYPE_CHECKING
 
-from extensions.admission.seen import SeenConfig
+from extensions.config import Setting, Table, at_least, between, one_of, read
 from extensions.state.connection import AnyAsyncRedis, as_str
 from extensions.state.keys import FrontierKeys
 
@@ -49,8 +49,16 @@ class BloomConfig:
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> BloomConfig:
         """ValueError names the bad SEEN_* setting."""
-        seen = SeenConfig.from_settings(settings)
-        return cls(seen.capacity, seen.bits_per_key, seen.growth, seen.exact)
+        return read(SEEN, settings)
+
+
+SEEN = Table(
+    BloomConfig,
+    Setting("SEEN_BITS_PER_KEY", "bits_per_key", float, between(2, 64)),
+    Setting("SEEN_CAPACITY", "capacity", int, at_least(1)),
+    Setting("SEEN_EXACT", "exact", bool),
+    Setting("SEEN_GROWTH", "growth", int, one_of(1, 2)),
+)
 
 
 @dataclasses.dataclass(frozen=True)

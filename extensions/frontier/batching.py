@@ -24,8 +24,8 @@ if TYPE_CHECKING:
     from scrapy import Request, Spider
 
     from extensions.admission.admit import Admission
+    from extensions.admission.recent import RecentLinks
     from extensions.admission.records import AdmitItem
-    from extensions.admission.seen import UrlSeen
     from extensions.frontier.background import Background
     from extensions.frontier.core import DownloadEvent, Frontier, FrontierReply
     from extensions.frontier.parked import ParkedHosts
@@ -42,7 +42,7 @@ class Batches:
         frontier: Frontier | ShardedFrontier,
         spider: Spider,
         admission: Admission,
-        seen: UrlSeen,
+        recent: RecentLinks,
         background: Background,
         note: Callable[[FrontierReply], None],
         parked: ParkedHosts,
@@ -53,7 +53,7 @@ class Batches:
         self.frontier = frontier
         self.spider = spider
         self.admission = admission
-        self.seen = seen
+        self.recent = recent
         self.background = background
         self.stats = background.stats
         self.note = note
@@ -71,7 +71,12 @@ class Batches:
         return bool(self.admits or self.events)
 
     def enqueue(self, request: Request) -> bool:
-        """Queue `request` for the next admit batch; False when admission rejects it."""
+        """Queue `request` for the next admit batch; False when admission rejects it
+        or it repeats a link this worker queued lately (recent.py)."""
+        if self.recent.repeats(request):
+            self.stats.inc_value("frontier/duplicate")
+            self.stats.inc_value("seen/dropped_local")
+            return False
         try:
             item = self.admission.item(request, self.spider)
         except Rejected as exc:
@@ -82,6 +87,7 @@ class Batches:
             self.stats.inc_value("frontier/rejected/unstorable")
             return False
         self.admits.append(item)
+        self.recent.add(request, item)
         lastmod = w3c_time(request.meta.get("lastmod"))
         if lastmod is not None and self.feeder is not None and item.seen_key:
             self.lastmod_hints.append((item.seen_key, lastmod))
@@ -131,15 +137,13 @@ class Batches:
             self.note(reply)
 
     async def _send_admits(self) -> None:
-        batch, self.admits = self._drop_seen_locally(self.admits), []
+        batch, self.admits = self.admits, []
         self.stats.inc_value("frontier/round_trips/admit")
         try:
             reply = await self.frontier.admit(batch)
         except REDIS_ERRORS:  # a missing slot is not a RedisError
             self.admits[:0] = batch  # keep order; retried by the loop
             raise
-        # Every key sent is in the shared URL-seen now (Bloom), admitted or confirmed seen.
-        self.seen.record([item.seen_key for item in batch if item.seen_key])
         self.note(reply)
         for reason, count in (reply.extra.get("refused") or {}).items():
             self.stats.inc_value(f"frontier/rejected/{reason}", count)
@@ -154,11 +158,3 @@ class Batches:
         if moved:
             feeder.due_changed()
             self.on_recrawl_due()
-
-    def _drop_seen_locally(self, batch: list[AdmitItem]) -> list[AdmitItem]:
-        """URL-seen's local side: drop keys this worker already had confirmed by Redis
-        (or, with SEEN_EXACT off, every Bloom hit) before the round trip."""
-        send, dropped = self.seen.split([item.seen_key for item in batch])
-        if dropped:
-            self.stats.inc_value("frontier/duplicate", len(dropped))
-        return batch if not dropped else [batch[i] for i in send]

@@ -24,7 +24,7 @@ from extensions.admission.filters import compile_block_rules
 from extensions.admission.noise import noise_learned
 from extensions.admission.politeness_key import HOST_IP_KEYS
 from extensions.admission.prioritizer import Prioritizer
-from extensions.admission.seen import UrlSeen
+from extensions.admission.recent import RECENT, RecentLinks
 from extensions.config import read
 from extensions.dns.cache import HostResolver, process_resolver
 from extensions.frontier.background import REDIS_ERRORS, Background, one_line
@@ -46,7 +46,6 @@ from extensions.robots.gate import RobotsGate
 from extensions.robots.rules import RobotsPolicy
 from extensions.state.connection import (
     RedisUnavailable,
-    data_dir_from_settings,
     map_slots,
     redis_lifecycle,
 )
@@ -83,6 +82,7 @@ class SchedulerSetup:
     robots_policy: RobotsPolicy | None  # None when ROBOTS_ENABLED is off
     block_rules: list[str]  # URL_BLOCKLIST, added to the crawl's blocklist at open
     concurrency: int  # CONCURRENT_REQUESTS
+    recent_links: int  # SEEN_LOCAL_CACHE: raw links remembered to drop repeats
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> SchedulerSetup:
@@ -97,6 +97,7 @@ class SchedulerSetup:
             prioritizer = Prioritizer.from_settings(settings)
             block_rules = settings.getlist("URL_BLOCKLIST")
             politeness = read(HOST_IP_KEYS, settings)
+            recent = read(RECENT, settings)
             compile_block_rules(block_rules)
             if settings.getbool("RECRAWL_ENABLED"):  # validated up front
                 RecrawlConfig.from_settings(settings, config.priorities)
@@ -112,7 +113,16 @@ class SchedulerSetup:
             politeness=politeness,
         )
         concurrency = settings.getint("CONCURRENT_REQUESTS")
-        return cls(config, opts, resolver, admission, robots_policy, block_rules, concurrency)
+        return cls(
+            config,
+            opts,
+            resolver,
+            admission,
+            robots_policy,
+            block_rules,
+            concurrency,
+            recent.capacity,
+        )
 
 
 def _canonicalizer(settings: BaseSettings) -> Canonicalizer:
@@ -129,7 +139,6 @@ class Opened:
     engine: ExecutionEngine
     spider: Spider
     frontier: Frontier | ShardedFrontier
-    seen: UrlSeen
     robots: RobotsGate | None
     feeder: RecrawlFeeder | None
     blocklist_key: str
@@ -143,7 +152,6 @@ class FrontierSession:
     def __init__(self, setup: SchedulerSetup, opened: Opened, clock: Callable[[], float]) -> None:
         opts = setup.opts
         self.frontier = opened.frontier
-        self.seen = opened.seen
         self.clock = clock
         self.stats = opened.engine.crawler.stats
         self.background = Background(opened.engine, self.stats, opts.max_redis_failures)
@@ -157,7 +165,7 @@ class FrontierSession:
             frontier=self.frontier,
             spider=opened.spider,
             admission=setup.admission,
-            seen=self.seen,
+            recent=RecentLinks(setup.admission, setup.recent_links),
             background=self.background,
             note=self.note,
             parked=self.parked,
@@ -238,7 +246,7 @@ class FrontierSession:
 
     async def close(self, reason: str) -> None:
         """Everything that does not need Redis is done even when Redis is gone (the
-        seen filter closed, the stats written); what could not be done is one line."""
+        stats written); what could not be done is one line."""
         self.background.closing = True
         self.leasing.timer.cancel()
         await self.renewal.stop()
@@ -260,7 +268,6 @@ class FrontierSession:
         errors = {what: await _attempt(step) for what, step in steps}
         closed = sorted(self.blocklist.admission.closed_patterns)
         self.stats.set_value("frontier/closed_patterns", closed[:REPORTED_PATTERNS])
-        errors["close URL-seen"] = await _attempt(self._close_seen)
         failed = {what: error for what, error in errors.items() if error is not None}
         if failed:
             first = next(iter(failed.values()))
@@ -270,9 +277,6 @@ class FrontierSession:
     async def _redis_stats(self) -> None:
         for name, value in (await self.frontier.stats()).items():
             self.stats.set_value(f"frontier/redis/{name}", value)
-
-    async def _close_seen(self) -> None:
-        self.seen.close()
 
 
 async def _attempt(step: Callable[[], Awaitable[object]]) -> str | None:
@@ -288,14 +292,13 @@ async def open_session(
     engine: ExecutionEngine, spider: Spider, setup: SchedulerSetup, clock: Callable[[], float]
 ) -> FrontierSession:
     """Connect to the crawl's frontier and build the session; CloseSpider (with a
-    one-line reason logged) when Redis or URL-seen cannot be used."""
+    one-line reason logged) when Redis cannot be used."""
     crawler = engine.crawler
     crawl = setup.opts.crawl_name or spider.name
     client, shards = await _connect(crawler, crawl, setup.opts.shards)
     sharded = ShardedKeys(crawl, shards)
     keys = sharded.crawl_keys  # crawl-wide keys: blocklist, DNS, robots
     frontier = open_frontier(client, sharded, setup.config, setup.opts.poll_interval, clock)
-    seen = _open_seen(crawler)
     setup.resolver.redis, setup.resolver.redis_key = client, keys.dns
     robots = _robots_gate(setup, client, keys, crawler)
     if robots is not None:
@@ -307,7 +310,7 @@ async def open_session(
         feeder = RecrawlFeeder(store, spider)
     closed = [shard.key("closed_patterns") for shard in sharded.all()]
     opened = Opened(
-        engine, spider, frontier, seen, robots, feeder, keys.blocklist, closed, keys.noise_params
+        engine, spider, frontier, robots, feeder, keys.blocklist, closed, keys.noise_params
     )
     session = FrontierSession(setup, opened, clock)
     await session.blocklist.add(setup.block_rules)
@@ -335,16 +338,6 @@ async def _connect(crawler: Crawler, crawl: str, configured: int) -> tuple[AnyAs
     except ValueError as exc:
         logger.error("%s", exc)
         raise CloseSpider("frontier_shards") from None
-
-
-def _open_seen(crawler: Crawler) -> UrlSeen:
-    """URL-seen's files live in CRAWL_DATA_DIR."""
-    settings = crawler.settings
-    try:
-        return UrlSeen.from_settings(settings, data_dir_from_settings(settings), crawler.stats)
-    except (ValueError, RuntimeError) as exc:
-        logger.error("URL-seen: %s", exc)
-        raise CloseSpider("seen_unavailable") from None
 
 
 def _robots_gate(

@@ -62,8 +62,6 @@ class StatsView:
         yield from _content_metrics(stats, self.ext)
         yield from _recrawl_metrics(stats)
         yield from gauge_metrics(self.ext.gauges)
-        fill = _num(stats.get("seen/bloom/fill_ratio"))
-        yield _gauge("crawlproj_bloom_fill_ratio", "URL-seen Bloom filter fill (0-1)", fill)
         extra = GaugeMetricFamily(
             "crawlproj_stat", "Scrapy stats named in METRICS_EXTRA_STATS", labels=["name"]
         )

@@ -132,7 +132,9 @@ def check_sane(samples: Samples, ips: int) -> None:
     assert value(samples, "crawlproj_frontier_crawl_counter", name="admitted") >= 10
     assert value(samples, "crawlproj_urls_admitted_total") >= 10
     assert 0 < value(samples, "crawlproj_url_duplicate_ratio") < 1
-    assert 0 < value(samples, "crawlproj_bloom_fill_ratio") < 1
+    # URL-seen's Bloom in Redis: every admitted URL inserted (and shapes, link pairs).
+    assert total(samples, "crawlproj_bloom_generation_inserted") >= 10
+    assert 0 < total(samples, "crawlproj_bloom_generation_fill") < 1
     assert value(samples, "crawlproj_trap_guard_hits_total", guard="pattern_cap") == 0
     # Every page of this web has prose of its own (no /copy/N): checked, none a duplicate.
     assert value(samples, "crawlproj_content_checks_total", outcome="unique") >= 5

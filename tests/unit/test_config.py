@@ -93,7 +93,8 @@ def test_dataclass_defaults_equal_settings_py() -> None:
                 assert field.default == values[setting.name], (table, setting.name)
                 with_defaults.add(table.into.__name__)
     # The configs benches and tests still build directly; FrontierConfig has none left.
-    assert with_defaults == {"SeenConfig", "RobotsPolicy", "RecrawlConfig", "ScheduleConfig"}
+    expected = {"BloomConfig", "RecentConfig", "RobotsPolicy", "RecrawlConfig", "ScheduleConfig"}
+    assert with_defaults == expected
     assert (DEFAULT_MAX_DISTANCE, DEFAULT_MIN_RESEMBLANCE) == (
         crawlproj.settings.NEARDUP_MAX_DISTANCE,
         crawlproj.settings.NEARDUP_MIN_RESEMBLANCE,
@@ -203,7 +204,6 @@ BAD = [
     ("SEEN_CAPACITY", 0, ">= 1, not 0"),
     ("SEEN_GROWTH", 3, "one of 1, 2, not 3"),
     ("SEEN_LOCAL_CACHE", -1, ">= 0, not -1"),
-    ("SEEN_WORKER_ID", ".w", "'' or 1-64 of [A-Za-z0-9_.-], no '.' first, not '.w'"),
     ("ROBOTS_USER_AGENT", "crawlproj/1.0", "a product token of A-Z a-z - _, not 'crawlproj/1.0'"),
     ("ROBOTS_CACHE_TTL", "inf", "a finite number of seconds > 0, not inf"),
     ("ROBOTS_MAX_ERROR_TTL", 0, "a finite number of seconds > 0, not 0"),

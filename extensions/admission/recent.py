@@ -1,0 +1,71 @@
+"""Links this worker queued lately, by their raw URL: repeats never reach admission.
+
+A page's navigation repeats on every page of its site, so most outlinks of a crawl are
+links it already queued, written the same way. Each would cost the whole admission path
+(canonicalize, filters, prioritizer, patterns, record: ~40-70 us) and then the admit
+script's URL-seen lookup, only to be counted a duplicate. The raw URL (as the page wrote
+it) of every request this worker admitted is kept here with its host, bounded by
+SEEN_LOCAL_CACHE (oldest first out); a repeat is dropped before admission.
+
+A repeat still goes through when its link brings news: a referring host that has not
+yet been counted for that host (host importance counts distinct referring hosts, in the
+admit script). dont_filter requests and sitemap URLs carrying a <lastmod> (a re-crawl
+hint) are never dropped here. The truth stays in Redis: this only saves work, and a
+link it forgets is answered by the shard's URL-seen filter as before.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeVar
+
+from extensions.admission.prioritizer import PARENT_META
+from extensions.config import Setting, Table, at_least
+
+if TYPE_CHECKING:
+    from scrapy import Request
+
+    from extensions.admission.admit import Admission
+    from extensions.admission.records import AdmitItem
+
+V = TypeVar("V")
+
+
+@dataclass(frozen=True)
+class RecentConfig:
+    capacity: int = 50_000  # SEEN_LOCAL_CACHE: raw URLs kept (~250 B each)
+
+
+RECENT = Table(RecentConfig, Setting("SEEN_LOCAL_CACHE", "capacity", int, at_least(0)))
+
+
+class RecentLinks:
+    def __init__(self, admission: Admission, capacity: int) -> None:
+        self.admission = admission
+        self.capacity = capacity  # SEEN_LOCAL_CACHE; 0 keeps nothing
+        self._hosts: dict[str, str] = {}  # raw URL -> host, oldest first
+        self._pairs: dict[str, None] = {}  # referrer pair keys sent, oldest first
+
+    def repeats(self, request: Request) -> bool:
+        """A link queued lately by this worker, with nothing new to tell the frontier."""
+        host = self._hosts.get(request.url)
+        if host is None or request.dont_filter or "lastmod" in request.meta:
+            return False
+        pair = self.admission.referrer_key(request.meta.get(PARENT_META), host)
+        return not pair or pair in self._pairs
+
+    def add(self, request: Request, item: AdmitItem) -> None:
+        """`item` (admission's for `request`) goes to the frontier."""
+        if not item.seen_key:
+            return
+        _bounded_put(self._hosts, request.url, item.host, self.capacity)
+        if item.referrer:
+            _bounded_put(self._pairs, item.referrer, None, self.capacity)
+
+
+def _bounded_put(entries: dict[str, V], key: str, value: V, cap: int) -> None:
+    if cap <= 0 or key in entries:
+        return
+    if len(entries) >= cap:
+        del entries[next(iter(entries))]  # the oldest: dicts keep insertion order
+    entries[key] = value
