@@ -121,7 +121,8 @@ def test_a_resumed_crawl_keeps_its_closed_patterns(tmp_path: Path) -> None:
         report = json.loads(next(data.rglob("*-report.json")).read_text())
         closed = report["stats"]["frontier/closed_patterns"]
         assert closed, "no pattern closed in the first 950 pages"
-        host = closed[0].removeprefix("p|").split("/", 1)[0]
+        # A field is a pattern, "p|<path>" (its query variants) or "f|<family>".
+        host = closed[0].removeprefix("p|").removeprefix("f|").split("/", 1)[0]
         hosts = web.hosts_map_setting()
         status = verb("status", "--host", host, "--json", data_dir=data, hosts=hosts)
         assert status.returncode == 0, status.stderr[-2000:]
@@ -133,7 +134,7 @@ def test_a_resumed_crawl_keeps_its_closed_patterns(tmp_path: Path) -> None:
 
     def under(url: str) -> set[str]:
         p = url_patterns(url)
-        return {p.fine, "p|" + p.path_key}
+        return {p.fine, "p|" + p.path_key, "f|" + p.family}
 
     for pattern in closed:
         refetched = [u for u in again if pattern in under(u)]
