@@ -205,7 +205,7 @@ def print_ops(m: Measured, args: argparse.Namespace) -> None:
     )
 
 
-FAMILY_ORDER = ["seen", "bq", "front", "ip", "ready", "active", "stats", "lease_seq"]
+FAMILY_ORDER = ["bloom", "seen", "bq", "front", "ip", "ready", "active", "stats", "lease_seq"]
 
 
 def memory_rows(m: Measured, n: int) -> list[list[Any]]:
@@ -261,9 +261,10 @@ def print_memory(m: Measured, n: int) -> None:
             f"leases in flight: lease_data/lease_dl/leases hold only leased requests."
         )
     delta, total_keys = m.memory_delta, sum(v[1] for v in m.families.values())
-    seen = m.families.get("seen", (0, 0))[1]
+    # URL-seen: the Bloom's bitmaps ("bloom") and, with SEEN_EXACT, the exact set ("seen").
+    seen = sum(m.families.get(family, (0, 0))[1] for family in ("bloom", "seen"))
     print(
-        f"  ours: {delta / n:.1f} B/URL (target <= 200), of which the seen set "
+        f"  ours: {delta / n:.1f} B/URL (target <= 100), of which URL-seen "
         f"{seen / n:.1f} B/URL ({100 * seen / max(1, total_keys):.0f}% of key memory); "
         f"ours / scrapy-redis bytes per URL = {(delta / n) / (m.ref['mem'] / m.ref['n']):.2f}"
     )
