@@ -21,6 +21,29 @@ if os.environ.get("CI"):
     hypothesis_settings.load_profile("ci")
 
 
+# Fixtures that one worker must run once for all its tests: shared by a module's tests.
+SHARED_SCOPES = {"class", "module"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """For pytest-xdist's `--dist loadgroup` (scripts/test): a test that uses a module-
+    scoped fixture (one crawl that several tests assert on) is grouped with its file, so
+    the fixture runs once on one worker rather than once per worker; the other tests go
+    to whichever worker is free. A test that names its own `xdist_group` keeps it."""
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None and _shares_fixture(item):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+
+
+def _shares_fixture(item: pytest.Item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)  # absent on non-Python items
+    if info is None:
+        return False
+    scopes = {d.scope for defs in info.name2fixturedefs.values() for d in defs}
+    return bool(scopes & SHARED_SCOPES)
+
+
 @pytest.fixture(scope="session")
 def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """URL of a redis-server on a free loopback port, stopped (by PID) at session end."""
