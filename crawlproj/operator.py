@@ -24,7 +24,7 @@ from extensions.admission.politeness_key import HOST_IP_KEYS
 from extensions.config import read
 from extensions.dns.resolver import parse_hosts_map
 from extensions.frontier.admin import FrontierAdmin
-from extensions.frontier.sharded import crawl_shards
+from extensions.frontier.sharded import crawl_keys
 from extensions.state.connection import (
     AnyRedis,
     EmbeddedRedis,
@@ -33,7 +33,6 @@ from extensions.state.connection import (
     data_dir_from_settings,
     find_redis_server,
 )
-from extensions.state.keys import ShardedKeys
 
 
 class OperatorError(RuntimeError):
@@ -54,9 +53,9 @@ class OperatorCommand(ScrapyCommand):
         crawl = opts.crawl or self.settings.get("FRONTIER_CRAWL_NAME") or "web"
         try:
             with crawl_redis(self.settings) as client:
-                shards = crawl_shards(client, crawl, self.settings.getint("FRONTIER_SHARDS"))
+                keys = crawl_keys(client, crawl, self.settings.getint("FRONTIER_SHARDS"))
                 politeness = read(HOST_IP_KEYS, self.settings)  # FRONTIER_HOST_IP_NETWORKS
-                admin = FrontierAdmin(client, ShardedKeys(crawl, shards), self._pinned, politeness)
+                admin = FrontierAdmin(client, keys, self._pinned, politeness)
                 result = self.act(admin, args, opts)
         except (OperatorError, RedisUnavailable, ValueError) as exc:
             print(f"crawlproj: {exc}", file=sys.stderr)

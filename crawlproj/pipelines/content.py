@@ -63,8 +63,9 @@ from extensions.content.simhash_index import (
 )
 from extensions.content.template import template_digest
 from extensions.pagestore.protocol import is_html_type
-from extensions.state.connection import RedisUnavailable, as_str, redis_for
+from extensions.state.connection import RedisUnavailable, redis_for
 from extensions.state.keys import FrontierKeys
+from extensions.state.page_hashes import PageHash
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -176,8 +177,8 @@ class ContentDedupPipeline:
         self.checkpoint = checkpoint_for(crawler)
         self.pool = ThreadPoolExecutor(config.threads, thread_name_prefix="neardup")
         self.index: SimhashIndex | None = None
-        self.hashes_key = ""
-        self.templates_key = ""
+        self.hashes: PageHash | None = None
+        self.templates: PageHash | None = None
         self.noise_keys = ("", "")
         self.redis: Any = None
 
@@ -196,8 +197,9 @@ class ContentDedupPipeline:
             # The frontier closes the crawl for the same reason; rows still get hashes.
             logger.error("Duplicate checks off: %s", exc)
             return
-        self.hashes_key = keys.content_hashes
-        self.templates_key = keys.page_templates
+        # Per page: in the page shard of the content hash / template digest.
+        self.hashes = PageHash(self.redis, crawl, lambda pages: pages.content_hashes)
+        self.templates = PageHash(self.redis, crawl, lambda pages: pages.page_templates)
         self.noise_keys = (keys.noise_counts, keys.noise_params)
         self.index = SimhashIndex(
             self.redis,
@@ -307,26 +309,29 @@ class ContentDedupPipeline:
 
     def _template_first(self, sig: Signature, url: str) -> str | None:
         """The first page with this page's template (shared: first writer wins)."""
-        if sig.template is None or self.index is None:
+        if sig.template is None or self.templates is None:
             return None
         try:
-            return self._first_writer(self.templates_key, sig.template, url)
+            return self.templates.first_writer(sig.template, url)
         except RedisError:
             return None  # feedback only: a missed template costs nothing stored
 
     def _dedup(self, sig: Signature, url: str) -> Verdict:
         if sig.content_hash is None:
             return Verdict("empty")
-        if self.index is None:
+        if self.index is None or self.hashes is None:
             return Verdict("unchecked")
         try:
-            seen = self._hget(sig.content_hash)
+            seen = self.hashes.get(sig.content_hash)
             # A page handed back to the frontier (store down) and fetched again
             # finds its own URL: that is not a duplicate.
             if seen and seen != url:
                 return Verdict("exact_duplicate", seen, resemblance=1.0)
             verdict = self._near(sig, url)
-            original = self._record(sig.content_hash, verdict.duplicate_of or url)
+            # The content hash goes to the page whose body stands for it (the page
+            # itself, or the stored original it near-duplicates), first writer wins:
+            # later exact copies then point straight at a stored body.
+            original = self.hashes.first_writer(sig.content_hash, verdict.duplicate_of or url)
         except RedisError as exc:
             # Dedup is an optimisation: storing a duplicate costs space, losing a
             # body costs data. Without Redis the page counts as unique.
@@ -369,22 +374,3 @@ class ContentDedupPipeline:
             )  # fmt: skip
             return Verdict("near_duplicate", match.doc_id, match.distance, match.resemblance)
         return Verdict("unique")
-
-    def _hget(self, digest: str) -> str | None:
-        value = self.redis.hget(self.hashes_key, digest)
-        return None if value is None else as_str(value)
-
-    def _record(self, digest: str, original: str) -> str:
-        """Map the content hash to the page whose body stands for it (the page itself,
-        or the stored original it near-duplicates), first writer wins; returns the
-        winner. Later exact copies then point straight at a stored body."""
-        return self._first_writer(self.hashes_key, digest, original)
-
-    def _first_writer(self, key: str, field: str, value: str) -> str:
-        """HSETNX then HGET in one round trip: the value of whoever wrote `field` first
-        (shared by all workers)."""
-        pipe = self.redis.pipeline(transaction=False)
-        pipe.hsetnx(key, field, value)
-        pipe.hget(key, field)
-        _added, first = pipe.execute()
-        return as_str(first)

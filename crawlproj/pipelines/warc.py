@@ -12,8 +12,9 @@ says what the payload is) or a revisit, then the request record naming it
                                       otherwise a full response
     near duplicate                    NEAR_DUPLICATE_PROFILE: the original, the distance
 
-Originals are remembered crawl-wide in Redis (G:warc_records: URL -> date, record id,
-payload digest, target URI), written once the response record is in its file.
+Originals are remembered crawl-wide in Redis (D:warc_records, in the URL's page shard:
+URL -> date, record id, payload digest, target URI), written once the response record
+is in its file.
 
 Where a row's record is: not on the row the crawl writes. Scrapy's feed exporter writes
 the row as the item leaves the pipelines, and a written row is never amended, while the
@@ -52,8 +53,8 @@ from crawlproj.checkpoint import checkpoint_for
 from crawlproj.items import PageItem, is_exact_duplicate
 from extensions.config import Setting, Table, at_least, matches, read
 from extensions.pagestore.protocol import StoreUnavailable
-from extensions.state.connection import RedisUnavailable, as_str, data_dir_from_settings, redis_for
-from extensions.state.keys import FrontierKeys
+from extensions.state.connection import RedisUnavailable, data_dir_from_settings, redis_for
+from extensions.state.page_hashes import PageHash
 from extensions.warc.files import worker_name
 from extensions.warc.records import (
     IDENTICAL_PROFILE,
@@ -221,8 +222,7 @@ class WarcPipeline:
         self.staging = staging_dir(settings)
         self.worker = worker_name(settings.get("SEEN_WORKER_ID") or "")
         self.writer: WarcWriter | None = None
-        self.redis: Any = None
-        self.originals_key = ""
+        self.originals: PageHash | None = None
         self.down = False
         self._closing: asyncio.Future[None] | None = None
 
@@ -253,9 +253,11 @@ class WarcPipeline:
         )
         await asyncio.to_thread(writer.start)
         self.writer = writer
-        self.originals_key = FrontierKeys(crawl).warc_records
         try:
-            self.redis = redis_for(self.crawler)
+            # Per URL: in the URL's page shard (state/page_hashes.py).
+            self.originals = PageHash(
+                redis_for(self.crawler), crawl, lambda pages: pages.warc_records
+            )
         except RedisUnavailable as exc:
             logger.error("WARC revisits off (every fetch a full record): %s", exc)
         logger.info("WARC files to %s (staged in %s)", self.store.uri, self.staging)
@@ -303,20 +305,20 @@ class WarcPipeline:
         return revisit
 
     def _lookup(self, url: str) -> Original | None:
-        if self.redis is None:
+        if self.originals is None:
             return None
         try:
-            value = self.redis.hget(self.originals_key, url)
+            value = self.originals.get(url)
         except RedisError:
             self.stats.inc_value("warc/redis_errors")
             return None
-        return None if value is None else Original.decode(as_str(value))
+        return None if value is None else Original.decode(value)
 
     def _remember(self, url: str, original: Original) -> None:
-        if self.redis is None:
+        if self.originals is None:
             return
         try:
-            self.redis.hset(self.originals_key, url, original.encode())
+            self.originals.set(url, original.encode())
         except RedisError:
             self.stats.inc_value("warc/redis_errors")
 

@@ -72,7 +72,7 @@ class SchedulerSettings:
     robots_max_crawl_delay: float
     robots_max_error_retries: int
     robots_sitemaps: bool
-    shards: int  # 0 = auto (sharded.crawl_shards)
+    shards: int  # 0 = auto (sharded.crawl_keys)
     max_processing: int  # fetched pages not yet processed before leasing more; 0 = no bound
     max_backoffs: int  # 429/503 answers a page waits out before it is given up (retry.py)
 

@@ -37,7 +37,7 @@ from extensions.frontier.feeding import RecrawlFeeding
 from extensions.frontier.leases import LeaseBook, LeaseRenewal
 from extensions.frontier.leasing import LeaseLoop
 from extensions.frontier.parked import ParkedHosts
-from extensions.frontier.sharded import crawl_shards, open_frontier
+from extensions.frontier.sharded import crawl_keys, open_frontier
 from extensions.recrawl.feeder import RecrawlFeeder
 from extensions.recrawl.state import RecrawlConfig, recrawl_store
 from extensions.robots.cache import RobotsCache
@@ -295,8 +295,7 @@ async def open_session(
     one-line reason logged) when Redis cannot be used."""
     crawler = engine.crawler
     crawl = setup.opts.crawl_name or spider.name
-    client, shards = await _connect(crawler, crawl, setup.opts.shards)
-    sharded = ShardedKeys(crawl, shards)
+    client, sharded = await _connect(crawler, crawl, setup.opts.shards)
     keys = sharded.crawl_keys  # crawl-wide keys: blocklist, DNS, robots
     frontier = open_frontier(client, sharded, setup.config, setup.opts.poll_interval, clock)
     setup.resolver.redis, setup.resolver.redis_key = client, keys.dns
@@ -318,7 +317,7 @@ async def open_session(
     logger.info(
         "Frontier %s (%d shard(s)): delay %.2fs, %d back queues, lease TTL %.0fs",
         keys.prefix,
-        shards,
+        sharded.count,
         setup.config.delay,
         setup.config.back_queues,
         setup.config.lease_ttl,
@@ -327,11 +326,13 @@ async def open_session(
     return session
 
 
-async def _connect(crawler: Crawler, crawl: str, configured: int) -> tuple[AnyAsyncRedis, int]:
+async def _connect(
+    crawler: Crawler, crawl: str, configured: int
+) -> tuple[AnyAsyncRedis, ShardedKeys]:
     lifecycle = redis_lifecycle(crawler)
     try:
         client = await map_slots(lifecycle.async_client())
-        return client, crawl_shards(lifecycle.client, crawl, configured)
+        return client, crawl_keys(lifecycle.client, crawl, configured)
     except (RedisUnavailable, RedisError) as exc:
         logger.error("%s", exc)
         raise CloseSpider("redis_unavailable") from None

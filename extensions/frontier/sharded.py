@@ -39,7 +39,7 @@ from extensions.frontier.core import (
     IpLease,
 )
 from extensions.state.connection import AnyAsyncRedis, cluster_primaries
-from extensions.state.keys import FrontierKeys, ShardedKeys
+from extensions.state.keys import SALTED_TAGS, FrontierKeys, ShardedKeys
 
 if TYPE_CHECKING:
     from redis import Redis
@@ -283,20 +283,23 @@ def digest(entries: Sequence[bytes]) -> str:
 # ---- opening a crawl's frontier ----------------------------------------------------
 
 
-def crawl_shards(client: Redis | RedisCluster, crawl: str, configured: int) -> int:
-    """The crawl's shard count, fixed when its frontier is first used: changing it later
-    would strand every queued URL in shards no worker reads. `configured` 0 = auto:
-    1 on a single Redis, SHARDS_PER_MASTER x masters on a cluster."""
+def crawl_keys(client: Redis | RedisCluster, crawl: str, configured: int) -> ShardedKeys:
+    """The crawl's keys, its shard count fixed when its frontier is first used: changing
+    it later would strand every queued URL in shards no worker reads. `configured` 0 =
+    auto: 1 on a single Redis, SHARDS_PER_MASTER x masters on a cluster. A new crawl
+    records salted shard tags beside the count (one MSETNX: no worker sees the count
+    without the marker); a crawl created before keeps its unsalted tags."""
     if configured < 0:
         raise ValueError(f"FRONTIER_SHARDS must be >= 0 (0 = auto), not {configured}")
-    key = FrontierKeys(crawl).shards
+    keys = FrontierKeys(crawl)
     auto = SHARDS_PER_MASTER * cluster_primaries(client) or 1
-    client.set(key, configured or auto, nx=True)
-    stored = int(client.get(key) or 0)
-    if configured and stored != configured:
+    client.msetnx({keys.shards: configured or auto, keys.shard_tags: SALTED_TAGS})
+    stored = ShardedKeys.stored(crawl, *client.mget(keys.shards, keys.shard_tags))
+    if configured and stored.count != configured:
         raise ValueError(
-            f"FRONTIER_SHARDS ({configured}) differs from the {stored} shard(s) crawl "
-            f"{crawl!r} was created with: use {stored}, 0 (auto), or a new FRONTIER_CRAWL_NAME"
+            f"FRONTIER_SHARDS ({configured}) differs from the {stored.count} shard(s) crawl "
+            f"{crawl!r} was created with: use {stored.count}, 0 (auto), or a new "
+            "FRONTIER_CRAWL_NAME"
         )
     return stored
 

@@ -269,8 +269,10 @@ class CrawlMetrics:
         if frontier is None or self.config.redis_interval <= 0:
             self.stats.set_value("metrics/redis_counters", "off")
             return
-        # One stats key per frontier shard: the crawl's shard count.
-        keys = ShardedKeys(frontier.keys.crawl, len(frontier.keys.stats_keys()))
+        # A sharded frontier's own keys (their tag scheme); one shard: the crawl's tag.
+        keys = frontier.keys
+        if not isinstance(keys, ShardedKeys):
+            keys = ShardedKeys(keys.crawl)
         config = frontier_config(self.crawler.settings)
         shape = (config.priorities, config.lanes)
         self._redis = RedisTicker(

@@ -1,9 +1,12 @@
 """Every Redis key of a crawl, in one place.
 
 The frontier may be split into FRONTIER_SHARDS shards. Shard i of S > 1 has its own
-hash tag `{<crawl>:s<i>}`, so on Redis Cluster each shard is one slot and the shards
-spread over the masters; with S = 1 (a single Redis) the one shard uses the crawl's
-tag `{<crawl>}`, exactly the keys of an unsharded crawl. An IP belongs to shard
+hash tag `{<crawl>:s<i>~<salt>}`, salted as page shards are (below), so on Redis
+Cluster each shard is one slot and the shards (with their Bloom bitmaps, most of a
+crawl's memory) split evenly over the masters: plain `{<crawl>:s<i>}` tags, which a
+sharded crawl created before salting keeps (no G:shard_tags), fell 3/4/5 for 12
+shards over three. With S = 1 (a single Redis) the one shard uses the crawl's tag
+`{<crawl>}`, exactly the keys of an unsharded crawl. An IP belongs to shard
 crc32(ip) mod S: its back queue, politeness state and ready-heap entry sit in one
 slot, so every Lua step stays atomic. "<ip>" below is the politeness key: the IP, or
 "<ip>@<host>" inside FRONTIER_HOST_IP_NETWORKS (admission/politeness_key.py), which
@@ -19,24 +22,26 @@ price: a URL reached through two IPs (a host that moved) can be admitted once pe
 shard, and budgets are counted per shard of the IP (a host has one IP, so exactly).
 Unresolved hosts park in shard crc32(host) mod S unchecked (see sharded.py).
 
-Crawl-wide keys (blocklist, content hashes, near-duplicate index, the shard count) keep
-the crawl's tag `{<crawl>}` in every mode: one slot, read by every worker. The simhash
+Crawl-wide keys (blocklist, near-duplicate index, the shard count) keep the crawl's
+tag `{<crawl>}` in every mode: one slot, read by every worker. The simhash
 index must: lua/add.lua checks the log and writes every band table in one atomic step
 (no two confirmed near-duplicates admitted), so its tables cannot be split over slots.
 
-Per-page and per-host state (re-crawl state, DNS and robots caches) grows with the
-crawl, so on a sharded crawl (S > 1) it spreads over S page shards with tags
-`{<crawl>:p<i>~<salt>}`: a page's state goes to shard crc32(fp) mod S, a host's cache
-entries to crc32(host) mod S. The salt puts shard i's slot in the i-th S-th of the
-16,384 slots, so on a cluster whose masters own contiguous, equal slot ranges (what
-`redis-cli --cluster create` makes) the page shards split evenly over the masters;
-plain `{web:p<i>}` tags fell 4/2/6 over three masters. No script reads them beside
-an IP's keys. With S = 1 they keep the crawl's tag: a single-Redis crawl's keys are
-unchanged. A sharded crawl started before page shards kept them under `{<crawl>}`: its
-re-crawl state is still read there (recrawl/state.py moves a page on its next fetch);
-its DNS and robots entries are not (caches: they are fetched again, the old ones expire).
+Per-page and per-host state (re-crawl state, DNS and robots caches, content hashes,
+page templates, WARC originals) grows with the crawl, so on a sharded crawl (S > 1) it
+spreads over S page shards with tags `{<crawl>:p<i>~<salt>}`: a page's state goes to
+shard crc32(fp) mod S, a host's cache entries to crc32(host) mod S, a hash field
+(content hash, template digest, URL) to crc32(field) mod S. The salt puts shard i's
+slot in the i-th S-th of the 16,384 slots, so on a cluster whose masters own
+contiguous, equal slot ranges (what `redis-cli --cluster create` makes) the shards
+split evenly over the masters; plain `{web:p<i>}` tags fell 4/2/6 over three. No
+script reads them beside an IP's keys. With S = 1 they keep the crawl's tag. A sharded
+crawl started before page shards kept them under `{<crawl>}`: its re-crawl state is
+still read there (recrawl/state.py moves a page on its next fetch), and so are its
+content hashes, templates and WARC originals on a miss in the page shard while it has
+no G:shard_tags (state/page_hashes.py); its DNS and robots entries are not (caches).
 
-Frontier keys (prefix P = "crawlproj:{<crawl>}", or "crawlproj:{<crawl>:s<i>}"):
+Frontier keys (prefix P = "crawlproj:{<crawl>}", or "crawlproj:{<shard tag>}"):
     P:front:<p>      list    front queue of priority p: "ip|record" not yet routed
     P:bq:<ip>        list    back queue of one resolved IP, lane 0 (its best-scored records);
     P:bq:<ip>/<L>    list    lane L = 1 .. priorities-1 of it (the router files a record
@@ -80,6 +85,7 @@ Frontier keys (prefix P = "crawlproj:{<crawl>}", or "crawlproj:{<crawl>:s<i>}"):
 Crawl-wide keys (prefix G = "crawlproj:{<crawl>}"; D = G unsharded, else the page shard's
 prefix "crawlproj:{<crawl>:p<i>~<salt>}"):
     G:shards         string  the crawl's shard count, fixed when its frontier is created
+    G:shard_tags     string  "salted": frontier shard tags are salted (set with G:shards)
     G:blocklist      set     operator block rules (host:..., re:..., globs)
     D:dns:<host>     string  "ok|fail value fresh_until stale_until", shared DNS cache
     D:robots:<origin> string robots.txt verdict JSON, expiring with the verdict (the shard
@@ -88,12 +94,12 @@ prefix "crawlproj:{<crawl>:p<i>~<salt>}"):
                              together (ROBOTS_MAX_ERROR_RETRIES; a good verdict deletes it)
     G:worker_stats   hash    worker-side Scrapy stats added up by every worker (observe/
                              shared_stats.py): frontier/rejected/<reason>, robots/failed/<cause>
-    G:content_hashes hash    content hash (sha256 hex) -> URL of the first page with it
-    G:warc_records   hash    URL -> "<WARC-Date> <WARC-Record-ID> <payload digest>" of its
+    D:content_hashes hash    content hash (sha256 hex) -> URL of the first page with it
+    D:warc_records   hash    URL -> "<WARC-Date> <WARC-Record-ID> <payload digest>" of its
                              latest full WARC response record (revisits refer to it)
     G:noise_counts   hash    "<host> <param>" -> duplicates differing only in it (noise.py)
     G:noise_params   set     learned noise parameters "<host> <param>": admission drops them
-    G:page_templates hash    template digest (16 hex) -> first URL with it: a later page with
+    D:page_templates hash    template digest (16 hex) -> first URL with it: a later page with
                              the digest is a template copy for trap feedback
     G:soft404        hash    origin -> soft-404 probe state JSON (extensions/content/soft404.py):
                              claimed (HSETNX by the first worker) or the answer's fingerprint
@@ -115,23 +121,12 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass
-from functools import cache
 
-from redis.crc import REDIS_CLUSTER_HASH_SLOTS, key_slot
+from extensions.state.tags import origin_host, salted_tag
 
 KEY_ROOT = "crawlproj"
-
-
-@cache
-def page_tag(crawl: str, index: int, count: int) -> str:
-    """Hash tag of page shard `index` of `count`: the first salt whose slot falls in the
-    index-th count-th of the slots, so the shards split evenly over equal slot ranges
-    (about `count` CRC16s per shard, once per process)."""
-    for salt in range(100 * REDIS_CLUSTER_HASH_SLOTS):
-        tag = f"{crawl}:p{index}~{salt}"
-        if key_slot(tag.encode()) * count // REDIS_CLUSTER_HASH_SLOTS == index:
-            return tag
-    raise AssertionError(f"no salt puts page shard {index} of {count} in its slot range")
+# G:shard_tags of a crawl whose frontier shards have salted tags (ShardedKeys.shard_tag).
+SALTED_TAGS = "salted"
 
 
 @dataclass(frozen=True)
@@ -144,7 +139,11 @@ class PageKeys:
 
     @property
     def prefix(self) -> str:
-        tag = self.crawl if self.index is None else page_tag(self.crawl, self.index, self.count)
+        tag = (
+            self.crawl
+            if self.index is None
+            else salted_tag(self.crawl, "p", self.index, self.count)
+        )
         return f"{KEY_ROOT}:{{{tag}}}"
 
     def doc(self, fp: str) -> str:
@@ -162,20 +161,35 @@ class PageKeys:
     def recrawl_claims(self) -> str:
         return f"{self.prefix}:recrawl_claims"
 
+    @property
+    def content_hashes(self) -> str:
+        """Exact duplicates: content hash -> first URL (HSETNX, first writer wins)."""
+        return f"{self.prefix}:content_hashes"
+
+    @property
+    def page_templates(self) -> str:
+        """Template digest -> first URL (extensions/content/template.py), HSETNX."""
+        return f"{self.prefix}:page_templates"
+
+    @property
+    def warc_records(self) -> str:
+        """URL -> its latest WARC response record (crawlproj/pipelines/warc.py), HSET."""
+        return f"{self.prefix}:warc_records"
+
 
 @dataclass(frozen=True)
 class FrontierKeys:
-    """The keys of one frontier shard (shard None: the crawl's own tag, unsharded);
-    `page_shards`: the crawl's shard count, which also spreads its per-page state."""
+    """The keys of one frontier shard (tag None: the crawl's own tag, unsharded; else
+    ShardedKeys.shard_tag); `page_shards`: the crawl's shard count, which also spreads
+    its per-page state."""
 
     crawl: str
-    shard: int | None = None
+    tag: str | None = None
     page_shards: int = 1
 
     @property
     def prefix(self) -> str:
-        tag = self.crawl if self.shard is None else f"{self.crawl}:s{self.shard}"
-        return f"{KEY_ROOT}:{{{tag}}}"
+        return f"{KEY_ROOT}:{{{self.tag or self.crawl}}}"
 
     @property
     def crawl_prefix(self) -> str:
@@ -255,6 +269,12 @@ class FrontierKeys:
         return f"{self.crawl_prefix}:shards"
 
     @property
+    def shard_tags(self) -> str:
+        """SALTED_TAGS when the crawl was created with salted frontier shard tags (set
+        with G:shards in one MSETNX); missing on a crawl created before them."""
+        return f"{self.crawl_prefix}:shard_tags"
+
+    @property
     def noise_counts(self) -> str:
         """Per "<host> <parameter>": duplicates that differed only in it (admission/noise.py)."""
         return f"{self.crawl_prefix}:noise_counts"
@@ -263,21 +283,6 @@ class FrontierKeys:
     def noise_params(self) -> str:
         """Learned noise parameters, "<host> <parameter>" (dropped at admission)."""
         return f"{self.crawl_prefix}:noise_params"
-
-    @property
-    def page_templates(self) -> str:
-        """Template digest -> first URL (extensions/content/template.py), HSETNX."""
-        return f"{self.crawl_prefix}:page_templates"
-
-    @property
-    def content_hashes(self) -> str:
-        """Exact duplicates: content hash -> first URL (HSETNX, first writer wins)."""
-        return f"{self.crawl_prefix}:content_hashes"
-
-    @property
-    def warc_records(self) -> str:
-        """URL -> its latest WARC response record (crawlproj/pipelines/warc.py), HSET."""
-        return f"{self.crawl_prefix}:warc_records"
 
     @property
     def soft404(self) -> str:
@@ -299,14 +304,43 @@ class FrontierKeys:
 
 @dataclass(frozen=True)
 class ShardedKeys:
-    """The keys of a crawl whose frontier has `count` shards."""
+    """The keys of a crawl whose frontier has `count` shards; `salted`: the tag scheme of
+    a crawl created since salted shard tags (G:shard_tags), False for one created before."""
 
     crawl: str
     count: int = 1
+    salted: bool = True
 
     def __post_init__(self) -> None:
         if self.count < 1:
             raise ValueError(f"FRONTIER_SHARDS must be >= 1, not {self.count}")
+
+    @classmethod
+    def stored(cls, crawl: str, count: object, tags: object) -> ShardedKeys:
+        """The keys of a crawl from its G:shards and G:shard_tags values as read (bytes,
+        str or None; no count: one shard). A count without the marker is a crawl created
+        before salted tags: it keeps its unsalted shard tags, where its queues are."""
+        text = count.decode() if isinstance(count, bytes) else count
+        marker = tags.decode() if isinstance(tags, bytes) else tags
+        return cls(crawl, int(str(text or 1)), marker == SALTED_TAGS)
+
+    @property
+    def legacy_page_state(self) -> bool:
+        """Whether per-page hashes (content hashes, templates, WARC originals) may still
+        sit under the crawl's own tag: a sharded crawl created before salted tags (the
+        same change moved those hashes to the page shards)."""
+        return self.count > 1 and not self.salted
+
+    def shard_tag(self, index: int) -> str | None:
+        """The hash tag of frontier shard `index`, the one place it is built: None (the
+        crawl's own) unsharded; salted like page shards (shard i in the i-th count-th of
+        the slots, so a cluster's equal masters get equal shares: plain tags fell 3/4/5
+        for 12 shards over three); `{<crawl>:s<i>}` for a crawl created before that."""
+        if self.count == 1:
+            return None
+        if self.salted:
+            return salted_tag(self.crawl, "s", index, self.count)
+        return f"{self.crawl}:s{index}"
 
     @property
     def crawl_keys(self) -> FrontierKeys:
@@ -314,7 +348,7 @@ class ShardedKeys:
         return FrontierKeys(self.crawl, page_shards=self.count)
 
     def shard(self, index: int) -> FrontierKeys:
-        return FrontierKeys(self.crawl, None if self.count == 1 else index)
+        return FrontierKeys(self.crawl, self.shard_tag(index))
 
     def all(self) -> list[FrontierKeys]:
         return [self.shard(i) for i in range(self.count)]
@@ -337,14 +371,6 @@ class ShardedKeys:
     def pattern(self) -> str:
         """Glob matching every key of the crawl, crawl-wide and of every shard."""
         return f"{KEY_ROOT}:{{{self.crawl}[}}:]*"
-
-
-def origin_host(origin: str) -> str:
-    """ "http://a.test:8080" -> "a.test"; "*://a.test*" (a glob of its origins) too."""
-    rest = origin.partition("://")[2]
-    if rest.startswith("[") and "]" in rest:  # an IPv6 literal holds colons
-        return rest[: rest.index("]") + 1]
-    return rest.split(":", 1)[0].split("/", 1)[0].rstrip("*")
 
 
 # Names of fixed keys; the Lua side reads them by position through the same list.

@@ -8,9 +8,8 @@ from collections import defaultdict
 
 from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 
-from extensions.frontier.sharded import ShardedFrontier, crawl_shards
+from extensions.frontier.sharded import ShardedFrontier, crawl_keys
 from extensions.state.connection import as_str, connect_url, map_slots
-from extensions.state.keys import ShardedKeys
 from tests.integration.redis_cluster import LocalCluster
 from tests.unit.frontier.test_bloom import CRAWL, IPS, admit_all, config, urls
 from tests.unit.frontier.test_frontier_sim import VirtualClock
@@ -18,16 +17,14 @@ from tests.unit.frontier.test_frontier_sim import VirtualClock
 
 def test_one_filter_per_shard_on_its_master(cluster: LocalCluster) -> None:
     sync = connect_url(cluster.url)
-    shards = crawl_shards(sync, CRAWL, 0)
+    keys = crawl_keys(sync, CRAWL, 0)
     sync.close()
     pages = urls("cluster", 4000)
 
     async def go() -> tuple[list[int], list[int]]:
         client = AsyncRedisCluster.from_url(cluster.url)
         await map_slots(client)
-        frontier = ShardedFrontier(
-            client, ShardedKeys(CRAWL, shards), config(capacity=1000), VirtualClock()
-        )
+        frontier = ShardedFrontier(client, keys, config(capacity=1000), VirtualClock())
         try:
             return await admit_all(frontier, pages), await admit_all(frontier, pages)
         finally:
@@ -40,7 +37,6 @@ def test_one_filter_per_shard_on_its_master(cluster: LocalCluster) -> None:
     for number, node in enumerate(cluster.nodes()):
         for key in node.keys("*:bloom:*") + node.keys("*:seen_bloom"):
             masters_of[as_str(key).split("}")[0] + "}"].add(number)
-    keys = ShardedKeys(CRAWL, shards)
     tags = {keys.for_ip(ip).prefix for ip in IPS}  # every shard that was given a URL
     assert len(tags) > len(cluster.nodes())
     assert set(masters_of) == tags

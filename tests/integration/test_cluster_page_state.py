@@ -1,9 +1,11 @@
-"""Per-page state on a real three-master Redis Cluster: a crawl of a few hundred pages
-with the content pipeline and re-crawl on leaves its re-crawl state and its DNS and
-robots caches spread over the masters (state/keys.py, page shards), within 20% of each
-other in keys and bytes, instead of on the one master of the crawl's tag. (The crawl-wide
-content hashes, page templates and simhash index stay on that tag; `-s` prints every
-family per master.)"""
+"""A crawl's keys on a real three-master Redis Cluster: a crawl of a few hundred pages
+with the content pipeline, WARC output and re-crawl on leaves its per-page state (re-crawl
+state, DNS and robots caches, content hashes, page templates, WARC originals: page shards)
+and its frontier shards (salted tags, each with its Bloom bitmaps, most of the memory)
+spread over the masters (state/keys.py), within 20% of each other in keys and MEMORY
+USAGE bytes, per-page families alone and all keys together. Only the simhash index stays
+on the crawl's tag (its add.lua writes every band table atomically); `-s` prints every
+family per master."""
 
 from __future__ import annotations
 
@@ -18,7 +20,13 @@ from tests.integration.test_crawl_web import settings_for
 
 HOSTS, PAGES = 40, 20  # 800 pages: ~270 per master, so 20% is a measurement, not luck
 # Families kept per page or per host, and where a key's family name sits.
-PER_PAGE = ("doc", "dns", "robots", "recrawl_due", "recrawl_claims", "recrawl_rates")
+PER_PAGE = (
+    *("doc", "dns", "robots", "recrawl_due", "recrawl_claims", "recrawl_rates"),
+    *("content_hashes", "page_templates", "warc_records"),
+)
+# Families on the crawl's own tag, one slot: the simhash index (add.lua writes every band
+# table in one atomic step), soft-404 probes, the shard count and its tag marker.
+CRAWL_TAG = ("neardup2", "soft404", "shards", "shard_tags")
 FAMILY = re.compile(rb"^crawlproj:\{[^}]*\}:([a-z_0-9]+)")
 
 
@@ -40,11 +48,17 @@ def total(counts: Counter[str], families: tuple[str, ...] | None = None) -> int:
     return sum(n for f, n in counts.items() if families is None or f in families)
 
 
+def sharded(counts: Counter[str]) -> int:
+    """Everything but the Bloom bitmaps (equal by construction) and the crawl's tag."""
+    return sum(n for f, n in counts.items() if f not in (*CRAWL_TAG, "bloom"))
+
+
 def test_per_page_state_spreads_over_the_masters(cluster: LocalCluster, tmp_path: Path) -> None:
     hosts = [HostSpec(f"h{i:02d}.test", pages=PAGES, validators=True) for i in range(HOSTS)]
     with TestWeb(WebSpec(hosts=hosts), lifetime=400) as web:
         seeds = write_seeds(tmp_path / "seeds.txt", web.seeds)
-        settings = settings_for(web, REDIS_URL=cluster.url, FRONTIER_DELAY=0.05)
+        warc = {"WARC_ENABLED": True, "WARC_URI": f"file://{tmp_path}/warc"}
+        settings = settings_for(web, REDIS_URL=cluster.url, FRONTIER_DELAY=0.05, **warc)
         result = run_crawl(seeds, tmp_path / "data", settings, timeout=400)
         fetched = {r["url"] for r in web.requests() if r["status"] == 200}
     assert result.returncode == 0, result.log[-3000:]
@@ -56,14 +70,21 @@ def test_per_page_state_spreads_over_the_masters(cluster: LocalCluster, tmp_path
     assert sum(docs) >= HOSTS * PAGES  # one re-crawl state per stored page
     for what in ("keys", "bytes"):
         spread = [total(m[what], PER_PAGE) for m in masters]
-        print(
-            what,
-            "per master, per-page families:",
-            spread,
-            "all:",
-            [total(m[what]) for m in masters],
-        )
+        everything = [total(m[what]) for m in masters]
+        print(what, "per master, per-page families:", spread, "all:", everything)
         assert max(spread) <= 1.2 * min(spread), (what, spread)
-    assert all(m["keys"]["robots"] for m in masters)  # DNS_HOSTS_MAP names: no DNS cache
-    old_tag = [k for n in cluster.nodes() for k in n.scan_iter(match="crawlproj:{web}:doc:*")]
-    assert old_tag == []  # nothing per page is written under the crawl's own tag any more
+        assert max(everything) <= 1.2 * min(everything), (what, everything)
+    rest = [sharded(m["bytes"]) for m in masters]
+    print("bytes per master but Bloom bitmaps and the crawl's tag:", rest)
+    assert max(rest) <= 1.2 * min(rest), rest
+    # Salted frontier shard tags: 12 shards, 4 Bloom filters on every master.
+    assert [m["keys"]["seen_bloom"] for m in masters] == [4, 4, 4]
+    for family in ("robots", "content_hashes", "page_templates", "warc_records"):
+        assert all(m["keys"][family] for m in masters), family  # (no DNS cache: hosts map)
+    own_tag = {
+        key.split(b"}:", 1)[1].split(b":", 1)[0].decode()
+        for node in cluster.nodes()
+        for key in node.scan_iter(match="crawlproj:{web}:*")
+    }
+    # Nothing per page is written under the crawl's own tag any more.
+    assert own_tag.isdisjoint(PER_PAGE), own_tag

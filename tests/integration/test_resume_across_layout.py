@@ -90,7 +90,7 @@ def keys_py_names(made: dict[str, Any]) -> set[str]:
     }
     names = {prefix + s for family, prefix in keys.families().items() for s in suffixes[family]}
     names |= set(keys.fixed())
-    names |= {keys.blocklist, keys.shards, keys.content_hashes}
+    names |= {keys.blocklist, keys.shards, keys.legacy_pages.content_hashes}
     pages = keys.legacy_pages  # unsharded: per-page state on the crawl's tag
     names |= {pages.recrawl_due, pages.recrawl_rates, pages.recrawl_claims}
     names |= set(index_keys(keys.neardup, project_settings.NEARDUP_BLOCKS).all())

@@ -14,9 +14,8 @@ from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 
 from extensions.admission.records import AdmitItem
 from extensions.frontier.core import DownloadEvent
-from extensions.frontier.sharded import ShardedFrontier, combine_extras, crawl_shards, digest
+from extensions.frontier.sharded import ShardedFrontier, combine_extras, crawl_keys, digest
 from extensions.state.connection import connect_url, map_slots
-from extensions.state.keys import ShardedKeys
 from tests.integration.redis_cluster import LocalCluster
 from tests.project_settings import project_frontier_config
 from tests.unit.frontier.test_frontier_sim import VirtualClock, simulate
@@ -48,17 +47,16 @@ async def frontiers(
 ) -> AsyncIterator[tuple[list[ShardedFrontier], VirtualClock]]:
     """Workers' frontiers on one crawl: 4 shards on one Redis, auto on a cluster."""
     sync = connect_url(url)
-    shards = crawl_shards(sync, "sharded", 0 if isinstance(sync, redis.cluster.RedisCluster) else 4)
+    keys = crawl_keys(sync, "sharded", 0 if isinstance(sync, redis.cluster.RedisCluster) else 4)
     sync.close()
     clock = VirtualClock()
     config = project_frontier_config(delay=DELAY_S, lease_ttl=60)
     clients = [
-        AsyncRedisCluster.from_url(url) if shards > 4 else aioredis.Redis.from_url(url)
+        AsyncRedisCluster.from_url(url) if keys.count > 4 else aioredis.Redis.from_url(url)
         for _ in range(workers)
     ]
     for client in clients:
         await map_slots(client)
-    keys = ShardedKeys("sharded", shards)
     try:
         yield [ShardedFrontier(c, keys, config, clock=clock) for c in clients], clock
     finally:

@@ -19,10 +19,9 @@ from extensions.dns.lookup import Answer
 from extensions.dns.policy import AddressPolicy
 from extensions.frontier.admin import ALL, FrontierAdmin, UnknownHost
 from extensions.frontier.core import DownloadEvent, Frontier, FrontierReply
-from extensions.frontier.sharded import ShardedFrontier, crawl_shards
+from extensions.frontier.sharded import ShardedFrontier, crawl_keys
 from extensions.robots.verdicts import RobotsVerdict
 from extensions.state.connection import AnyAsyncRedis, async_twin, connect_url, map_slots
-from extensions.state.keys import ShardedKeys
 from tests.project_settings import project_frontier_config
 
 CONFIG = project_frontier_config(delay=1.0, lease_ttl=60)
@@ -54,7 +53,7 @@ def admin(request: pytest.FixtureRequest) -> Iterator[FrontierAdmin]:
         url = request.getfixturevalue("redis_url")
     client = connect_url(url)
     configured = {"one-shard": 1, "four-shards": 4, "cluster": 0}[request.param]
-    keys = ShardedKeys("adm", crawl_shards(client, "adm", configured))
+    keys = crawl_keys(client, "adm", configured)
     yield FrontierAdmin(client, keys, PINNED.get)
     client.close()
 

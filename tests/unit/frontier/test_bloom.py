@@ -126,8 +126,8 @@ def test_every_admitted_url_is_seen_across_two_workers_and_four_shards(
     assert first[0] + second[0] >= len(pages) - 2
     assert duplicates == [len(pages), len(pages)]
     bitmaps = {as_str(key) for key in client.keys("*:bloom:*")}
-    assert {key.split("}")[0] for key in bitmaps} == {
-        f"crawlproj:{{{CRAWL}:s{i}" for i in range(4)
+    assert {key.split("}")[0] + "}" for key in bitmaps} == {
+        ShardedKeys(CRAWL, 4).shard(i).prefix for i in range(4)
     }  # one filter per shard, under the shard's hash tag
 
 

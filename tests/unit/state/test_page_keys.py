@@ -9,7 +9,8 @@ from collections import Counter
 import pytest
 from redis.crc import key_slot
 
-from extensions.state.keys import FrontierKeys, ShardedKeys, origin_host
+from extensions.state.keys import ShardedKeys
+from extensions.state.tags import origin_host
 
 
 def tag_of(key: str) -> str:
@@ -65,7 +66,14 @@ def test_an_origin_and_the_glob_of_its_host_name_one_shard() -> None:
     assert origin_host("https://b.test:443") == "b.test"
 
 
-def test_frontier_shard_keys_do_not_move() -> None:
-    shard = ShardedKeys("web", 12).shard(3)
+def test_a_crawl_created_before_salted_tags_keeps_its_frontier_shard_keys() -> None:
+    shard = ShardedKeys("web", 12, salted=False).shard(3)
     assert shard.prefix == "crawlproj:{web:s3}" and shard.crawl_prefix == "crawlproj:{web}"
-    assert FrontierKeys("web").content_hashes == "crawlproj:{web}:content_hashes"
+    assert ShardedKeys("web", 1).shard(0).prefix == "crawlproj:{web}"  # either scheme
+
+
+def test_per_page_hashes_keep_their_unsharded_keys() -> None:
+    pages = ShardedKeys("web", 1).crawl_keys.page_of("0123")
+    assert pages.content_hashes == "crawlproj:{web}:content_hashes"
+    assert pages.page_templates == "crawlproj:{web}:page_templates"
+    assert pages.warc_records == "crawlproj:{web}:warc_records"
