@@ -83,8 +83,10 @@ _PARTS = re.compile(r"[-_]")
 # Python. lxml, not resiliparse, for this step: iterating a resiliparse
 # selector result costs time proportional to the document per element (80 ms
 # an element on a 1 MB Sphinx page), and one CSS selector with every token and
-# stem costs lexbor ~0.3 ms a page.
-_CANDIDATES = etree.XPath("//*[@class or @id or @hidden or @role] | //time")
+# stem costs lexbor ~0.3 ms a page. One location step from the root, not a union
+# (`//*[...] | //time`): same elements in the same order, no node-set merge (0.57 vs
+# 0.87 ms a page on the doc sets).
+_CANDIDATES = etree.XPath("descendant-or-self::*[@class or @id or @hidden or @role or self::time]")
 
 
 @functools.lru_cache(maxsize=4096)
