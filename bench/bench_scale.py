@@ -19,7 +19,7 @@ embedded redis-server, AOF on, started here and stopped at the end), one client:
    seen_before alone (nothing inserted): measured rate vs (1 - exp(-k n / m))^k.
 4. Reference: scrapy-redis 0.9.1 (RFPDupeFilter + PriorityQueue) at --ref-urls.
 
-The Bloom is sized as an operator would: SEEN_CAPACITY = 2 keys per URL of the largest size.
+The Bloom is sized as an operator would: SEEN_CAPACITY = the largest size.
 """
 
 from __future__ import annotations
@@ -208,11 +208,9 @@ def scale_config(args: argparse.Namespace) -> FrontierConfig:
 
 
 def seen_capacity(args: argparse.Namespace) -> int:
-    """SEEN_CAPACITY as an operator sizes it for this crawl: two keys per URL (the URL,
-    and its URL shape the first time one is seen: these slugged URLs are nearly all
-    shapes of their own), +1% so the last batch does not open a second generation
-    (SEEN_GROWTH x the bitmap) at the end."""
-    return 2 * (args.sizes[-1] + args.sizes[-1] // 100)
+    """SEEN_CAPACITY as an operator sizes it for this crawl: the largest size, +1% so the
+    last batch does not open a second generation (SEEN_GROWTH x the bitmap) at the end."""
+    return args.sizes[-1] + args.sizes[-1] // 100
 
 
 async def grow(args: argparse.Namespace, url: str) -> tuple[list[Row], dict[str, float]]:
@@ -352,7 +350,7 @@ def main() -> int:
     print("bench_scale: the cost curve of one Redis frontier (extensions.frontier.core.Frontier)")
     print(f"{machine()}; sizes {', '.join(f'{s:,}' for s in args.sizes)} over {args.ips:,} IPs")
     print(
-        f"SEEN_CAPACITY = {seen_capacity(args):,} (2 x the largest size + 1%); lease sample "
+        f"SEEN_CAPACITY = {seen_capacity(args):,} (the largest size + 1%); lease sample "
         f"{args.lease_sample:,} per size; held-out FP probes {args.held_out:,}"
     )
     print(NOISE_NOTE)

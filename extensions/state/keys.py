@@ -65,6 +65,7 @@ Frontier keys (prefix P = "crawlproj:{<crawl>}", or "crawlproj:{<shard tag>}"):
                              segment, s<g> segments, c<g> keys inserted; legacy (1: P:seen
                              predates the filter and is checked on every Bloom miss)
     P:bloom:<g>:<s>  string  bitmap segment s of Bloom generation g (frontier/lua/bloom.lua)
+    P:shapes         string  URL patterns seen once: 2 bits each in 8 x SEEN_CAPACITY bits
     P:pending:<host> list    "p|record" waiting for <host> to resolve (sharded: "p|parked",
                              parked = JSON {k: seen key, pt: pattern, r: record})
     P:pending_hosts  zset    host -> next resolution attempt
@@ -72,8 +73,7 @@ Frontier keys (prefix P = "crawlproj:{<crawl>}", or "crawlproj:{<shard tag>}"):
     P:host_pages     hash    host -> URLs admitted this crawl (FRONTIER_MAX_PAGES_PER_HOST)
     P:patterns       hash    URL pattern (extensions/admission/patterns.py) -> trap feedback
                              "admitted,n,bad,fresh,state,probes" (frontier/lua/traps.lua),
-                             from a pattern's second URL (its first: a key "shape <pattern>"
-                             in URL-seen's Bloom), at most PRIORITY_PATTERNS_PER_HOST x 2 + 1;
+                             from its second URL on (P:shapes), PATTERNS_PER_HOST x 2 + 1;
                              "q|<host><path>" -> query variants admitted (PRIORITY_FACET_MAX)
     P:trap_hosts     hash    host -> pattern fields it holds (PRIORITY_PATTERNS_PER_HOST)
     P:closed_patterns set    patterns closed by trap feedback (workers drop their queued URLs)
@@ -393,5 +393,6 @@ FIXED_KEYS = (
     "paused_ips",
     "host_stats",
     "seen_bloom",
+    "shapes",
 )
 FAMILIES = ("front", "bq", "rq", "ip", "pending", "doc", "bloom")

@@ -252,11 +252,18 @@ def test_a_shape_seen_once_gets_no_record(make: MakeFrontier) -> None:
         await frontier.admit([item(f"http://{HOST}/blog/{s}-post") for s in slugs])
         fields = await frontier.redis.hkeys(frontier.keys.key("patterns"))
         stats = await frontier.redis.hgetall(frontier.keys.key("stats"))
-        return sorted(f.decode() for f in fields), int(stats[b"trap_shapes_first_seen"])
+        bloom = await frontier.redis.hget(frontier.keys.key("seen_bloom"), "c1")
+        shapes = await frontier.redis.strlen(frontier.keys.key("shapes"))
+        first_seen = int(stats[b"trap_shapes_first_seen"])
+        return sorted(f.decode() for f in fields), first_seen, int(bloom), shapes
 
-    fields, first_seen = run(go())
+    capacity = project_frontier_config(delay=1.0).seen.capacity
+    fields, first_seen, in_bloom, shape_bytes = run(go())
     assert fields == [f"{HOST}/*", f"{HOST}/blog/*"]
     assert first_seen == 8 + 1  # eight slugs and host/blog/* once
+    # Shapes have their own bitmap (8 bits per SEEN_CAPACITY key): URL-seen holds the URLs.
+    assert in_bloom == 8
+    assert shape_bytes == capacity
 
 
 def test_a_refused_url_costs_its_host_no_pattern_room(make: MakeFrontier) -> None:
