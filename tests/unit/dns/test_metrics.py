@@ -14,6 +14,7 @@ class Source:
         self.stats = stats
         self.crawl_counters: dict[str, int] = {}
         self.n_items = self.n_content_dups = 0
+        self.gauges = None  # no read from Redis yet
 
 
 def test_dns_stats_are_exported_by_default() -> None:
