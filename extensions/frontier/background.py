@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import (
@@ -40,6 +41,7 @@ BACKOFF_MAX_S = 5.0
 # READONLY; a missing slot is a RedisClusterException, not a RedisError.
 REDIS_ERRORS = (RedisError, RedisClusterException)
 CLUSTER_OUTAGES = (ClusterDownError, TryAgainError, ReadOnlyError)
+_NAMES_A_PORT = re.compile(r":\d+\b")  # "... connecting to 127.0.0.1:6379."
 
 
 def is_script_error(exc: BaseException) -> bool:
@@ -56,11 +58,16 @@ class Background:
     """Tasks beside the engine; `closing` once the crawl is being closed."""
 
     def __init__(
-        self, engine: ExecutionEngine, stats: StatsCollector, max_redis_failures: int
+        self,
+        engine: ExecutionEngine,
+        stats: StatsCollector,
+        max_redis_failures: int,
+        address: str = "",
     ) -> None:
         self.engine = engine
         self.stats = stats
         self.max_redis_failures = max_redis_failures
+        self.address = address  # host:port of a single Redis ('' for a cluster)
         self.closing = False
         self._failures = 0  # Redis errors in a row
         self._lost_node: str | None = None  # the last connection error's line
@@ -125,7 +132,11 @@ class Background:
     def _reason(self, exc: BaseException) -> str:
         reason = one_line(exc)
         if isinstance(exc, RedisConnectionError):
-            self._lost_node = reason  # names the node ("Error 111 connecting to <host:port>")
+            # "Error 111 connecting to <host:port>" names the node; a connection the
+            # server dropped mid-call ("Connection closed by server.") does not.
+            if self.address and not _NAMES_A_PORT.search(reason):
+                reason = f"{reason} ({self.address})"
+            self._lost_node = reason
         elif self._lost_node is not None:
             # A cluster that lost a master without a replica answers CLUSTERDOWN after
             # it, which names no node: say which one was lost.

@@ -154,7 +154,9 @@ class FrontierSession:
         self.frontier = opened.frontier
         self.clock = clock
         self.stats = opened.engine.crawler.stats
-        self.background = Background(opened.engine, self.stats, opts.max_redis_failures)
+        self.background = Background(
+            opened.engine, self.stats, opts.max_redis_failures, _address(self.frontier.redis)
+        )
         self.book = LeaseBook()
         self.renewal = LeaseRenewal(
             frontier=self.frontier, book=self.book, background=self.background, clock=clock
@@ -277,6 +279,14 @@ class FrontierSession:
     async def _redis_stats(self) -> None:
         for name, value in (await self.frontier.stats()).items():
             self.stats.set_value(f"frontier/redis/{name}", value)
+
+
+def _address(client: object) -> str:
+    """host:port of a single-server client, for error lines; '' for a cluster."""
+    pool = getattr(client, "connection_pool", None)
+    kwargs = getattr(pool, "connection_kwargs", {})
+    host, port = kwargs.get("host"), kwargs.get("port")
+    return f"{host}:{port}" if host and port else ""
 
 
 async def _attempt(step: Callable[[], Awaitable[object]]) -> str | None:

@@ -158,3 +158,22 @@ def test_a_cluster_down_after_a_lost_node_names_the_node(caplog) -> None:
     assert line == (
         f"Redis unavailable (CLUSTERDOWN The cluster is down; after: {DOWN}); closing the crawl"
     )
+
+
+def test_a_connection_the_server_dropped_is_named_by_the_servers_address(caplog) -> None:
+    """redis-py's "Connection closed by server." names no node (a killed Redis mid-call)."""
+
+    async def go():
+        engine = Engine(None)
+        background = Background(engine, Stats(), max_redis_failures=2, address="127.0.0.1:6390")
+        await background.guarded(raising(RedisConnectionError("Connection closed by server.")))
+        await background.guarded(raising(RedisConnectionError(DOWN)))  # names its node
+        await asyncio.sleep(0)
+        return engine.closed
+
+    assert asyncio.run(go()) == ["redis_unavailable"]
+    lines = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert lines == [
+        "Redis error (Connection closed by server. (127.0.0.1:6390)); retrying",
+        f"Redis unavailable ({DOWN}); closing the crawl",
+    ]
