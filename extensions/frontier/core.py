@@ -7,6 +7,7 @@ with a virtual clock and measure throughput in virtual seconds.
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import time
@@ -53,9 +54,14 @@ class FrontierConfig:
         return len(self.weights)
 
     def lua(self) -> dict[str, Any]:
+        return {**self._lua_fields, "seed": random.getrandbits(31)}
+
+    @functools.cached_property
+    def _lua_fields(self) -> dict[str, Any]:
+        # Once per config: asdict copies the whole tree, 82 of the ~107 us a script call
+        # cost on the client (bench/README.md, "CPU per page"). Read-only (json.dumps).
         cfg = asdict(self)
         cfg["weights"] = list(self.weights)
-        cfg["seed"] = random.getrandbits(31)
         return cfg
 
 
