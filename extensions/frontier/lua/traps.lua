@@ -100,8 +100,9 @@ end
 
 -- The finest of the URL's patterns that exists or, with `create`, that its host has
 -- room for (PRIORITY_PATTERNS_PER_HOST fine ones, as many coarse ones again, then the
--- host's catch-all), and whether it is new: whoever writes a new field charges the host
--- (held_by), so a refused URL costs no room. Reports get nil for a pattern never admitted.
+-- host's catch-all) and whose shape recurs, and whether it is new ('recurred': born at
+-- its shape's second URL): whoever writes a new field charges the host (held_by), so a
+-- refused URL costs no room. Reports get nil for a pattern never admitted.
 local function exists(field)
   local _, found = load_pattern(field)
   return found
@@ -143,9 +144,11 @@ end
 local function resolve(host, pt, create)
   if exists(pt[1]) then return pt[1], false end
   local held = num(cached(K.trap_hosts, host), 0)
-  if create and held < T.patterns_per_host and recurs(pt[1]) then return pt[1], true end
+  if create and held < T.patterns_per_host and recurs(pt[1]) then return pt[1], 'recurred' end
   if exists(pt[2]) then return pt[2], false end
-  if create and held < 2 * T.patterns_per_host and recurs(pt[2]) then return pt[2], true end
+  if create and held < 2 * T.patterns_per_host and recurs(pt[2]) then
+    return pt[2], 'recurred'
+  end
   if exists(pt[3]) then return pt[3], false end
   if create then return pt[3], true end
   return nil, false
@@ -218,6 +221,9 @@ local function charge(it)
     field, new = resolve(host, pt, true)
     local verdict, path_t, family_t = nil, nil, nil
     verdict, t = gate(field)
+    -- Born at its shape's second URL: the first one (charged to a coarser pattern) counts
+    -- towards URL_MAX_PER_PATTERN too.
+    if new == 'recurred' and t[1] == 0 then t[1] = 1 end
     if verdict == nil and pt[4] ~= '' then verdict, path_t = gate('p|' .. pt[4]) end
     -- A sitemap URL passes its family: the site lists it as one of its pages.
     if verdict == nil and (pt[6] or '') ~= '' and it.sitemap ~= 1 then
