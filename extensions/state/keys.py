@@ -72,7 +72,7 @@ Frontier keys (prefix P = "crawlproj:{<crawl>}", or "crawlproj:{<shard tag>}"):
     P:stats          hash    counters: queued, admitted, duplicate, leased, lease_expired, ...
     P:host_pages     hash    host -> URLs admitted this crawl (FRONTIER_MAX_PAGES_PER_HOST)
     P:patterns       hash    URL pattern (extensions/admission/patterns.py) -> trap feedback
-                             "admitted,n,bad,fresh,state,probes" (frontier/lua/traps.lua),
+                             "admitted,n,bad,fresh,state,probes", trailing zeros cut,
                              from its second URL on (P:shapes), PATTERNS_PER_HOST x 2 + 1;
                              "q|<host><path>" -> query variants admitted (PRIORITY_FACET_MAX)
     P:trap_hosts     hash    host -> pattern fields it holds (PRIORITY_PATTERNS_PER_HOST)

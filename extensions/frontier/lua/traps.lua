@@ -75,13 +75,22 @@ local function hset_all(key, args)
   end
 end
 
+-- A record's text without its trailing zero fields: most patterns have only been
+-- admitted so far ("3", not "3,0.000,0.000,0,0,0,0": 20 bytes each), read back as zeros.
+local function pattern_text(t)
+  local out = {string.format('%d', t[1]), string.format('%.3f', t[2]),
+               string.format('%.3f', t[3]), string.format('%d', t[4]),
+               string.format('%d', t[5]), string.format('%d', t[6]), string.format('%d', t[7])}
+  local n = #out
+  while n > 1 and tonumber(out[n]) == 0 do n = n - 1 end
+  return table.concat(out, ',', 1, n)
+end
+
 local function flush_traps()
   local args = {}
   for field in pairs(DIRTY_PATTERNS) do
-    local t = PATTERNS[field][1]
     args[#args + 1] = field
-    args[#args + 1] = string.format('%d,%.3f,%.3f,%d,%d,%d,%d',
-      t[1], t[2], t[3], t[4], t[5], t[6], t[7])
+    args[#args + 1] = pattern_text(PATTERNS[field][1])
   end
   if #args > 0 then hset_all(K.patterns, args) end
   for key, fields in pairs(DIRTY) do
