@@ -244,3 +244,25 @@ def test_a_redirect_home_is_a_soft_404_for_trap_feedback(settings, url, location
 
     [ack] = asyncio.run(go())
     assert (ack.outcome == "soft_404") is home
+
+
+def test_a_flood_of_admissions_goes_in_chunks_before_the_acks(settings) -> None:
+    """A sitemap's 2,500 URLs in one callback: one admit script each would hold Redis
+    past the client's timeout, so they go ADMIT_CHUNK at a time, all before any event."""
+
+    async def go():
+        scheduler, _, _ = await open_scheduler(settings(), VirtualClock())
+        queued = [
+            scheduler.enqueue_request(Request(f"http://127.0.0.1/s/{n}")) for n in range(2500)
+        ]
+        await settle(scheduler.session)
+        stats = scheduler.stats.get_stats()
+        await close(scheduler)
+        return queued, stats
+
+    queued, stats = asyncio.run(go())
+    assert all(queued)
+    assert stats["frontier/round_trips/admit"] == 3  # 1,000 + 1,000 + 500
+    # One pattern on one host: its caps refuse some, in the admit script; all answered.
+    refused = sum(v for k, v in stats.items() if k.startswith("frontier/rejected/"))
+    assert stats["frontier/admitted"] + refused == 2500
