@@ -56,7 +56,8 @@ Frontier keys (prefix P = "crawlproj:{<crawl>}", or "crawlproj:{<shard tag>}"):
     P:ready          zset    ready heap: ip -> next_fetch_at
     P:leases         zset    lease id -> expires_at
     P:lease_data     hash    lease id -> "ip|record"
-    P:lease_dl       hash    lease id -> 1 while its download is in flight
+    P:lease_dl       hash    lease id -> 1 while its download is in flight, 2 from its
+                             'done' to its ack (the IP stays held)
     P:lease_seq      string  lease id counter
     P:seen           set     8-byte fingerprints of admitted canonical URLs: only with
                              SEEN_EXACT, or from a crawl that predates the Bloom filter

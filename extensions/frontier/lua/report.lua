@@ -1,8 +1,13 @@
 -- include: util, back_queues, ready_heap, router, outcome, traps
 -- Download outcomes and acks, in order. A 'done' event ends a fetch: it charges
--- the IP's politeness clock, applies backoff (outcome.lua), and unblocks the IP; the lease
--- stays until 'ack' (the page's outlinks are admitted), so a worker that dies
--- while parsing loses nothing.
+-- the IP's politeness clock (last_end) and applies backoff (outcome.lua); the lease stays
+-- until 'ack' (the page's outlinks are admitted), so a worker that dies while parsing
+-- loses nothing. The IP stays held (inflight, K.lease_dl = 2) until that ack, as
+-- Heritrix holds a host's queue until its URI is fully processed: the page's outcome
+-- (a duplicate, a soft-404: trap feedback) and its outlinks reach the frontier before
+-- the IP's next fetch is leased. Its next_fetch_at still counts from last_end, so a
+-- page processed within the delay costs nothing; at delay 0 a trap pattern got 4-7
+-- fetches on one IP before its first verdict arrived.
 -- A 'release' event hands back a lease that never reached the downloader (a worker
 -- closing with leases buffered): the record returns to the head of its queue.
 -- An 'ack' of a fetched page carries its outcome (o: new, duplicate, soft_404, not_found),
@@ -13,12 +18,11 @@
 for _, ev in ipairs(A.events) do
   local ip = string.match(ev.id, '^(.*)#')
   if ev.t == 'done' then
-    if redis.call('HDEL', K.lease_dl, ev.id) == 1 then
-      redis.call('HINCRBY', F.ip .. ip, 'inflight', -1)
+    if redis.call('HGET', K.lease_dl, ev.id) == '1' then
+      redis.call('HSET', K.lease_dl, ev.id, 2)  -- fetched: held until its ack
       redis.call('HSET', F.ip .. ip, 'last_end', ev.at)
       outcome(ip, ev)
       redis.call('ZADD', K.leases, 'XX', ev.at + CFG.lease_ttl, ev.id)
-      settle(ip)
     end
   elseif ev.t == 'release' then
     local entry = redis.call('HGET', K.lease_data, ev.id)
@@ -40,11 +44,13 @@ for _, ev in ipairs(A.events) do
   elseif redis.call('ZREM', K.leases, ev.id) == 1 then
     redis.call('HDEL', K.lease_data, ev.id)
     feedback(ev)
-    if redis.call('HDEL', K.lease_dl, ev.id) == 1 then
-      -- Dropped before the downloader (robots, middleware): nothing was fetched,
-      -- so the IP is freed without charging its clock.
+    local held = redis.call('HGET', K.lease_dl, ev.id)
+    if held then
+      redis.call('HDEL', K.lease_dl, ev.id)
       redis.call('HINCRBY', F.ip .. ip, 'inflight', -1)
-      stat('dropped_before_download')
+      -- '1': dropped before the downloader (robots, middleware): nothing was fetched,
+      -- so the IP is freed without charging its clock. '2': fetched and processed.
+      if held == '1' then stat('dropped_before_download') end
       settle(ip)
     end
     stat('acked')

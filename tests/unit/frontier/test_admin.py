@@ -152,6 +152,7 @@ def test_a_delay_override_spaces_the_ips_next_fetch(admin: FrontierAdmin) -> Non
     now = time.time()
     ((lease_id, _),) = lease(admin, at=now).leases
     report(admin, [DownloadEvent("done", lease_id, now + 0.5, status=200)])
+    report(admin, [DownloadEvent("ack", lease_id, now + 0.6)])  # the IP is held until then
     assert admin.ip_state(IPS[1], CONFIG.lanes).next_fetch_at == pytest.approx(now + 5.5)
     assert lease(admin, at=now + 5.0).leases == []  # CONFIG.delay alone would allow it
     assert admin.set_delay(IPS[1], None).changed == 1

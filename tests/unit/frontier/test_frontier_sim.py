@@ -325,6 +325,33 @@ def test_done_but_unacked_page_is_redelivered_after_its_lease(make_frontier) -> 
     assert len(run(go()).leases) == 1
 
 
+def test_a_fetched_page_holds_its_ip_until_its_ack(make_frontier) -> None:
+    # Its outcome (trap feedback) and outlinks reach the frontier before the IP's next
+    # fetch is leased; the delay still counts from the fetch's end.
+    async def go():
+        frontier, clock = make_frontier()
+        await frontier.admit(items(["10.3.0.8"], 3))
+        first = await lease_one(frontier)
+        ended = clock.now + FETCH_S
+        await frontier.report([DownloadEvent("done", first, ended, 200)])
+        clock.now = ended + 2 * DELAY_S  # due by the delay, but still processing
+        held = await frontier.lease(5)
+        await frontier.report([DownloadEvent("ack", first, clock.now)])
+        after_ack = await frontier.lease(5)
+        second = after_ack.leases[0][0]
+        ended = clock.now + FETCH_S
+        await finish(frontier, second, ended)  # acked within the delay
+        clock.now = ended + DELAY_S - 0.01
+        early = await frontier.lease(5)
+        clock.now = ended + DELAY_S
+        return held, after_ack, early, await frontier.lease(5)
+
+    held, after_ack, early, on_time = run(go())
+    assert held.leases == [] and held.next_due is None  # off the ready heap while held
+    assert len(after_ack.leases) == 1
+    assert early.leases == [] and len(on_time.leases) == 1
+
+
 def test_adaptive_delay_follows_response_time(make_frontier, redis_url: str) -> None:
     async def go() -> float:
         clock = VirtualClock()

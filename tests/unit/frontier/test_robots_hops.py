@@ -161,7 +161,12 @@ def test_a_hop_waits_for_the_fetch_in_flight_on_its_ip_and_the_delay(settings) -
         await until(lambda: scheduler.stats.get_value("robots/hop/waited", 0) >= 1)
         downloads_while_busy = len(engine.downloads)
         ended = clock.now = clock.now + 1.0
-        await session.frontier.report([DownloadEvent("done", busy.lease_id, ended, 200)])
+        await session.frontier.report(
+            [
+                DownloadEvent("done", busy.lease_id, ended, 200),
+                DownloadEvent("ack", busy.lease_id, ended),
+            ]
+        )
         waited_at_end = scheduler.stats.get_value("robots/hop/waited")
         clock.now = ended + delay
         await until(lambda: len(engine.downloads) == 2)
