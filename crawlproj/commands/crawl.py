@@ -75,6 +75,7 @@ ELSEWHERE: Table[dict[str, Any]] = Table(
         for name, least in (
             ("CONCURRENT_REQUESTS", 1),
             ("CONCURRENT_REQUESTS_PER_DOMAIN", 1),
+            ("CONCURRENT_ITEMS", 1),
             ("DOWNLOAD_MAXSIZE", 0),
             ("DOWNLOAD_WARNSIZE", 0),
             ("REDIRECT_MAX_TIMES", 0),

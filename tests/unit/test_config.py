@@ -254,6 +254,7 @@ BAD = [
     ("DOWNLOAD_DELAY", -1, ">= 0, not -1"),
     ("CONCURRENT_REQUESTS", 0, ">= 1, not 0"),
     ("CONCURRENT_REQUESTS_PER_DOMAIN", 0, ">= 1, not 0"),
+    ("CONCURRENT_ITEMS", 0, ">= 1, not 0"),
     ("DOWNLOAD_MAXSIZE", -1, ">= 0, not -1"),
     ("DOWNLOAD_WARNSIZE", -1, ">= 0, not -1"),
     ("REDIRECT_MAX_TIMES", -1, ">= 0, not -1"),
