@@ -46,6 +46,7 @@ from scrapy.http import TextResponse
 
 from crawlproj.checkpoint import checkpoint_for
 from crawlproj.items import PageItem
+from crawlproj.pipelines.content import response_page_text
 from extensions.config import Setting, Table, between, read
 from extensions.content.soft404 import (
     SEND_PROBE_META,
@@ -55,6 +56,7 @@ from extensions.content.soft404 import (
     origin_of,
     page_words,
     reference_words,
+    text_words,
 )
 from extensions.content.soft404_states import CLAIMED, HONEST, SOFT, OriginState, OriginStates
 from extensions.pagestore.protocol import is_html_type
@@ -186,7 +188,9 @@ class Soft404Checker:
         if state.print is None:
             return Check(("honest",), soft_404=False)
         fingerprint, threshold = state.print, self.config.min_resemblance
-        words = page_words(response.text, url) if fingerprint.by_text else frozenset()
+        # The duplicate check (an earlier pipeline) extracted this page's main text.
+        by_text = fingerprint.by_text
+        words = text_words(response_page_text(response).text, url) if by_text else frozenset()
         soft = judge(fingerprint, words, url, response.url, threshold, duplicate)
         return Check(("detected",) if soft else ("checked",), soft_404=soft)
 

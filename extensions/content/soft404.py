@@ -85,7 +85,12 @@ def url_words(url: str) -> Words:
 def page_words(html: str | bytes, requested_url: str) -> Words:
     """What a page says, as compared here: its main text's distinct words (the
     visible text's where the main text is too short), without its URL's words."""
-    return _distinct(tokens(page_text(html).text), MAX_WORDS) - url_words(requested_url)
+    return text_words(page_text(html).text, requested_url)
+
+
+def text_words(text: str, requested_url: str) -> Words:
+    """page_words from the page's page_text, when the caller has it already."""
+    return _distinct(tokens(text), MAX_WORDS) - url_words(requested_url)
 
 
 def reference_words(html: str | bytes, url: str) -> Words:

@@ -281,3 +281,37 @@ def test_a_link_scrapy_refuses_costs_only_itself(
 
     assert links(crawl.run(steps)) == [f"{ORIGIN}/a", f"{ORIGIN}/b"]
     assert crawl.stat("crawlproj/links/skipped/invalid") == 2
+
+
+def test_a_soft_origins_page_has_its_main_text_extracted_once(
+    crawl: Crawl, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The soft-404 check reads the main text the duplicate check extracted."""
+    import crawlproj.pipelines.content as content
+    import extensions.content.soft404 as soft404
+
+    calls: list[str] = []
+
+    def counted(module: Any) -> Callable[[str | bytes], Any]:
+        real = module.page_text
+
+        def page_text(html: str | bytes) -> Any:
+            calls.append(module.__name__)
+            return real(html)
+
+        return page_text
+
+    monkeypatch.setattr(content, "page_text", counted(content))
+    monkeypatch.setattr(soft404, "page_text", counted(soft404))
+
+    async def steps(c: Crawl) -> tuple[Any, ...]:
+        await c.page(f"{ORIGIN}/", corpus.home("divs"))
+        await c.probe(PROBE, missing(PROBE.removeprefix(ORIGIN)))
+        calls.clear()
+        gone = await c.page(f"{ORIGIN}/walks/old-harbour", missing("/walks/old-harbour"))
+        return gone, list(calls)
+
+    (gone, _), extracted = crawl.run(steps)
+    assert gone["soft_404"] is True  # compared by text: the check did read it
+    assert crawl.stat("content/soft404/detected") == 1
+    assert extracted == [content.__name__]
