@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from extensions.admission.filters import (
     BlockRules,
@@ -26,7 +26,13 @@ from extensions.admission.patterns import (
     url_patterns,
 )
 from extensions.admission.politeness_key import PER_IP, PolitenessKeys
-from extensions.admission.prioritizer import PARENT_META, SOURCE_META, Prioritizer
+from extensions.admission.prioritizer import (
+    PARENT_META,
+    SOURCE_META,
+    Prioritizer,
+    ends_walk,
+    is_calendar,
+)
 from extensions.admission.records import NO_PATTERNS, AdmitItem, encode_request, mark_recrawl
 from extensions.config import STRINGS, Setting, Table, at_least, read
 from extensions.dns.policy import AddressRefused
@@ -94,16 +100,16 @@ class Admission:
     # The last parent URL seen and its host (referrer_key).
     _parent: tuple[str, str] = field(default=("", ""), init=False, repr=False)
 
-    def priority_of(self, request: Request) -> int:
+    def priority_of(self, meta: dict[str, Any]) -> int:
         """meta['frontier_priority'] names a front queue 0 (first) .. n-1 outright;
         -1 = the bucket of the URL's score."""
-        explicit = request.meta.get("frontier_priority")
+        explicit = meta.get("frontier_priority")
         return -1 if explicit is None else min(max(int(explicit), 0), self.priorities - 1)
 
-    def score_of(self, request: Request, canonical: str | UrlParts) -> float:
+    def score_of(self, request: Request, parts: UrlParts, calendar: bool) -> float:
         """The prioritizer's score; Scrapy's own priority moves it 5 points per unit
         (REDIRECT_PRIORITY_ADJUST +2, RETRY_PRIORITY_ADJUST -1, a spider's priority=)."""
-        score = self.prioritizer.score(request, canonical) + 5 * request.priority
+        score = self.prioritizer.score_meta(request.meta, parts, calendar) + 5 * request.priority
         return min(100.0, max(0.0, score))
 
     def closed(self, url: str, listed: bool = False) -> bool:
@@ -129,22 +135,15 @@ class Admission:
         # Split once: the filters, the prioritizer and the patterns share it.
         parts = split_canonical(canonical)
         meta = request.meta
-        scheme = canonical[: canonical.find(":")]
-        depth = meta.get("depth", 0)
-        reason = self.url_filter.check_split(canonical, scheme, parts.path, parts.query, depth)
-        if reason is not None:
-            raise Rejected(f"filter/{reason}")
-        if self.block_rules.match(canonical) is not None:
-            raise Rejected("blocked")
-        if self.robots is not None and not self.robots.admits(canonical):
-            raise Rejected("robots_forbidden")
+        self._check(canonical, parts, meta.get("depth", 0))
         host = parts.host
         try:
             ip = self.politeness.key(self.resolver.cached(host) or "", host)
         except AddressRefused as exc:
             raise Rejected(f"address/{exc.reason}") from None
-        score = self.score_of(request, parts)
-        if self.prioritizer.ends_calendar_walk(request, parts, score):
+        calendar = is_calendar(parts)
+        score = self.score_of(request, parts, calendar)
+        if calendar and ends_walk(meta, calendar, score):
             raise Rejected("calendar_walk")
         record = encode_request(
             request, spider, keep_referer=self.keep_referer, url=canonical, score=score
@@ -155,7 +154,7 @@ class Admission:
             seen_key=seen_key(canonical) if filtered else "",
             ip=ip,
             host=host,
-            priority=self.priority_of(request),
+            priority=self.priority_of(meta),
             record=mark_recrawl(record, bool(meta.get("recrawl"))),
             patterns=patterns,
             score=score,
@@ -163,6 +162,17 @@ class Admission:
             sitemap=meta.get(SOURCE_META) == "sitemap",
             family=family_of(patterns[0]) if filtered else "",
         )
+
+    def _check(self, canonical: str, parts: UrlParts, depth: int) -> None:
+        """Rejected by the URL filters, the block rules or a cached robots verdict."""
+        scheme = canonical[: canonical.find(":")]
+        reason = self.url_filter.check_split(canonical, scheme, parts.path, parts.query, depth)
+        if reason is not None:
+            raise Rejected(f"filter/{reason}")
+        if self.block_rules.match(canonical) is not None:
+            raise Rejected("blocked")
+        if self.robots is not None and not self.robots.admits(canonical):
+            raise Rejected("robots_forbidden")
 
     def referrer_key(self, parent: tuple[float | None, str] | None, host: str) -> str:
         """URL-seen key of (the parent's host, host) for a cross-host link, else ''."""

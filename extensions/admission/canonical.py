@@ -79,6 +79,13 @@ _QUERY_OK = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@/?]*").fullmatch
 _PATH_FIX = re.compile(r"%[0-9A-Fa-f]{2}|[^A-Za-z0-9\-._~!$&'()*+,;=:@/%]+|%")
 _QUERY_FIX = re.compile(r"%[0-9A-Fa-f]{2}|[^A-Za-z0-9\-._~!$&'()*+,;=:@/?%]+|%")
 
+# An absolute http(s) link as pages mostly write them: lower-case scheme, "//", an
+# authority without userinfo, escapes or controls, a path of raw pchars, a query without
+# controls or fragment. canonicalize() skips its general parse for these (the same
+# _canon_authority and _assemble finish them), on admission's hot path.
+_PLAIN_URL = re.compile(
+    r"(https?)://([^\x00-\x20/?#\\%@\[\]]+)(/[A-Za-z0-9\-._~!$&'()*+,;=:@/]*)(?:\?([^#\x00-\x20]*))?"
+).fullmatch
 _HOST_RE = re.compile(r"[a-z0-9_\-]{1,63}(?:\.[a-z0-9_\-]{1,63})*")
 _IPV4_PART = re.compile(r"0x[0-9a-f]*|[0-9]+")
 
@@ -228,6 +235,13 @@ class Canonicalizer:
 
     def canonicalize(self, url: str, base: str | None = None) -> str | None:
         """Return the canonical form of ``url`` (resolved against ``base``), or None."""
+        plain = _PLAIN_URL(url)
+        if plain is not None:  # absolute: the base does not matter
+            scheme, authority, path, query = plain.groups()
+            canon_authority = _canon_authority(authority, scheme)
+            if canon_authority is None:
+                return None
+            return self._assemble(scheme, canon_authority, path, query or "")
         url = url.strip(_STRIP_CHARS)
         if "\t" in url or "\n" in url or "\r" in url:
             url = url.translate(_DROP_TAB_NL)

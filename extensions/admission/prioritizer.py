@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from extensions.admission.patterns import UrlParts, split_url
 from extensions.config import STRINGS, Setting, Table, at_least, between, read
@@ -98,37 +98,35 @@ class Prioritizer:
 
     def score(self, request: Request, canonical: str | UrlParts) -> float:
         """0..100: source and parent, minus depth and shape penalties."""
-        c = self.config
-        own = request.meta.get(SCORE_META)
+        parts = split_url(canonical) if isinstance(canonical, str) else canonical
+        return self.score_meta(request.meta, parts, is_calendar(parts))
+
+    def score_meta(self, meta: dict[str, Any], parts: UrlParts, calendar: bool) -> float:
+        """score() from the request's meta and whether its URL is_calendar (admission
+        reads both once per URL)."""
+        own = meta.get(SCORE_META)
         if own is not None:
             # A leased request coming back (a redirect, a retry): the same document.
             return min(MAX_SCORE, max(0.0, float(own)))
-        source = self.source_of(request)
-        parent = request.meta.get(PARENT_META)
-        parent_score = float(parent[0]) if parent and parent[0] is not None else None
+        c = self.config
+        source = _source(meta)
+        parent = meta.get(PARENT_META)
         if source == "seed":
             base = c.seed_score
         elif source == "sitemap":
             base = c.sitemap_score
-        elif parent_score is not None:
-            base = parent_score * c.inherit
+        elif parent and parent[0] is not None:
+            base = float(parent[0]) * c.inherit
         else:
             base = c.link_score
-        parts = split_url(canonical) if isinstance(canonical, str) else canonical
-        base -= c.depth_penalty * int(request.meta.get("depth", 0))
-        base -= self.shape_penalty(parts, parent[1] if parent else None)
-        if is_calendar(parts):
+        depth = meta.get("depth", 0)
+        if depth:
+            base -= c.depth_penalty * int(depth)
+        if parts.query:
+            base -= self.shape_penalty(parts, parent[1] if parent else None)
+        if calendar:
             base -= c.calendar_penalty
         return min(MAX_SCORE, max(0.0, base))
-
-    @staticmethod
-    def source_of(request: Request) -> str:
-        source = request.meta.get(SOURCE_META)
-        if source in SOURCES:
-            return str(source)
-        if request.meta.get("recrawl"):
-            return "recrawl"
-        return "link" if request.meta.get("depth", 0) else "seed"
 
     @staticmethod
     def ends_calendar_walk(request: Request, parts: UrlParts, score: float) -> bool:
@@ -137,10 +135,7 @@ class Prioritizer:
         a share of its parent's score, so a walk from a real page ends ~3 hops in,
         while the walk itself would never end. Real dated pages are reached from
         listings and sitemaps, not by walking month by month."""
-        if score > 0 or request.meta.get(SCORE_META) is not None or not is_calendar(parts):
-            return False
-        parent: tuple[float | None, str] | None = request.meta.get(PARENT_META)
-        return parent is not None and bool(parent[1]) and is_calendar(parent[1])
+        return ends_walk(request.meta, is_calendar(parts), score)
 
     def faceted(self, parts: UrlParts) -> bool:
         """A query parameter named like a facet/sort/session (the facet cap counts it)."""
@@ -159,6 +154,23 @@ class Prioritizer:
         if parent_url and _refines(parts, parent_url):
             penalty += c.refine_penalty
         return penalty
+
+
+def _source(meta: dict[str, Any]) -> str:
+    source = meta.get(SOURCE_META)
+    if source in SOURCES:
+        return str(source)
+    if meta.get("recrawl"):
+        return "recrawl"
+    return "link" if meta.get("depth", 0) else "seed"
+
+
+def ends_walk(meta: dict[str, Any], calendar: bool, score: float) -> bool:
+    """Prioritizer.ends_calendar_walk from the meta and whether the URL is_calendar."""
+    if score > 0 or not calendar or meta.get(SCORE_META) is not None:
+        return False
+    parent: tuple[float | None, str] | None = meta.get(PARENT_META)
+    return parent is not None and bool(parent[1]) and is_calendar(parent[1])
 
 
 def is_calendar(url: str | UrlParts) -> bool:
