@@ -274,6 +274,8 @@ DEPTH_STATS_VERBOSE = False
 # --- Feeds and logging -------------------------------------------------------------------
 FEED_EXPORT_ENCODING = "utf-8"
 LOG_LEVEL = "INFO"
+# Scrapy's in-memory stats without its per-attribute-access wrapper (~11 us a stats call).
+STATS_CLASS = "extensions.observe.stats.FastStatsCollector"
 
 # --- Content pipelines (run in this order; crawlproj/pipelines/) --------------------------
 # Outputs of one callback processed at once: a page yields one item, so Scrapy's 100 made
