@@ -87,7 +87,9 @@ class UrlFilter:
         limit = self.max_query_params
         if limit is not None and query and sum(1 for p in query.split("&") if p) > limit:
             return "query_params"
-        if self.max_repeated_segments is not None and self._repeats(path):
+        repeated = self.max_repeated_segments
+        # A path with no more slashes than the limit has no more segments either.
+        if repeated is not None and path.count("/") > repeated and self._repeats(path):
             return "repeated_segments"
         if self.skip_extensions and self._skipped_extension(path):
             return "extension"
