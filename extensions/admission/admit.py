@@ -106,12 +106,6 @@ class Admission:
         explicit = meta.get("frontier_priority")
         return -1 if explicit is None else min(max(int(explicit), 0), self.priorities - 1)
 
-    def score_of(self, request: Request, parts: UrlParts, calendar: bool) -> float:
-        """The prioritizer's score; Scrapy's own priority moves it 5 points per unit
-        (REDIRECT_PRIORITY_ADJUST +2, RETRY_PRIORITY_ADJUST -1, a spider's priority=)."""
-        score = self.prioritizer.score_meta(request.meta, parts, calendar) + 5 * request.priority
-        return min(100.0, max(0.0, score))
-
     def closed(self, url: str, listed: bool = False) -> bool:
         """A URL of a pattern trap feedback closed (dispatch drops it unless a probe)."""
         if not self.closed_patterns:
@@ -131,7 +125,8 @@ class Admission:
         canonical = self.canonicalizer.canonicalize(request.url)
         if canonical is None:
             raise Rejected("uncanonical")
-        canonical = strip_params(canonical, self.noise)
+        if self.noise:  # learned noise parameters are rare: no call without any
+            canonical = strip_params(canonical, self.noise)
         # Split once: the filters, the prioritizer and the patterns share it.
         parts = split_canonical(canonical)
         meta = request.meta
@@ -142,7 +137,10 @@ class Admission:
         except AddressRefused as exc:
             raise Rejected(f"address/{exc.reason}") from None
         calendar = is_calendar(parts)
-        score = self.score_of(request, parts, calendar)
+        # Scrapy's own priority moves the score 5 points per unit (REDIRECT_PRIORITY_ADJUST
+        # +2, RETRY_PRIORITY_ADJUST -1, a spider's priority=).
+        score = self.prioritizer.score_meta(meta, parts, calendar) + 5 * request.priority
+        score = min(100.0, max(0.0, score))
         if calendar and ends_walk(meta, calendar, score):
             raise Rejected("calendar_walk")
         record = encode_request(

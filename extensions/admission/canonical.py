@@ -241,7 +241,9 @@ class Canonicalizer:
             canon_authority = _canon_authority(authority, scheme)
             if canon_authority is None:
                 return None
-            return self._assemble(scheme, canon_authority, path, query or "")
+            if query or ";" in path or "/." in path:
+                return self._assemble(scheme, canon_authority, path, query or "")
+            return f"{scheme}://{canon_authority}{path}"  # its path is already canonical
         url = url.strip(_STRIP_CHARS)
         if "\t" in url or "\n" in url or "\r" in url:
             url = url.translate(_DROP_TAB_NL)
