@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-import math
 from collections.abc import Callable, Coroutine
 from functools import partial
 from typing import Any
@@ -18,6 +17,7 @@ import pytest
 import redis
 import redis.asyncio as aioredis
 
+from extensions.admission.bloom import fp_theory
 from extensions.admission.records import AdmitItem
 from extensions.frontier.core import DownloadEvent, Frontier, FrontierConfig
 from extensions.frontier.sharded import ShardedFrontier
@@ -152,7 +152,8 @@ def test_bloom_generations_report_fill_and_the_estimated_false_positive_rate(
         k, n, m = raw[f"k{g.generation}"], raw[f"c{g.generation}"], raw[f"m{g.generation}"]
         bits = m * raw[f"s{g.generation}"]
         assert g.inserted == n and g.fill == n / raw[f"n{g.generation}"]
-        assert g.fp_rate == pytest.approx((1 - math.exp(-k * n / bits)) ** k)
+        blocks = int(raw[f"b{g.generation}"])
+        assert g.fp_rate == pytest.approx(fp_theory(n / bits, int(k), blocks))
     assert found[0].fill == 1.0 and sum(g.inserted for g in found) == 150
 
 
