@@ -146,6 +146,8 @@ PRIORITY_FACET_PARAMS = ["color", "colour", "size", "sort", "sortby", "sort_by",
 PRIORITY_REFINE_PENALTY = 20.0
 # Points off a URL naming a date (a path ending in one, ?year=&month=): a calendar's page.
 PRIORITY_CALENDAR_PENALTY = 40.0
+# Points off a URL that only grows its parent's in place (?q=a -> ?q=a+b, /a/ -> /a/a/).
+PRIORITY_GROWTH_PENALTY = 30.0
 # Shared half (admit script): points per doubling of the host's distinct referring hosts, capped.
 PRIORITY_HOST_WEIGHT = 5.0
 PRIORITY_HOST_BONUS_MAX = 20.0

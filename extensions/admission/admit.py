@@ -30,7 +30,6 @@ from extensions.admission.prioritizer import (
     PARENT_META,
     SOURCE_META,
     Prioritizer,
-    ends_walk,
     is_calendar,
 )
 from extensions.admission.records import NO_PATTERNS, AdmitItem, encode_request, mark_recrawl
@@ -141,8 +140,10 @@ class Admission:
         # +2, RETRY_PRIORITY_ADJUST -1, a spider's priority=).
         score = self.prioritizer.score_meta(meta, parts, calendar) + 5 * request.priority
         score = min(100.0, max(0.0, score))
-        if calendar and ends_walk(meta, calendar, score):
-            raise Rejected("calendar_walk")
+        if score <= 0:  # a calendar's or a growing URL's walk ends here
+            walk = self.prioritizer.ends_walk(meta, parts, calendar, score)
+            if walk:
+                raise Rejected(walk)
         record = encode_request(
             request, spider, keep_referer=self.keep_referer, url=canonical, score=score
         )

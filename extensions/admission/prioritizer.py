@@ -7,7 +7,10 @@ Two halves, both from PRIORITY_* settings:
   a redirect or retry keeps the score of the request it replaces), its parent's score
   with decay (so long link chains sink), its depth, and its
   shape (query parameters, names known as facets/sort/session, a parameter added to an
-  already filtered URL of the same path);
+  already filtered URL of the same path), a date (a calendar's page), and whether it
+  only grows its parent's URL in place (growth.py: a related-search query, a growing
+  slug, a repeated segment); a calendar's or a growth's walk ends where its score
+  reaches 0 (Prioritizer.ends_walk);
 - in the admit script (frontier/lua/traps.lua), atomically with the enqueue: the host's
   importance (distinct referring hosts seen so far) and the URL pattern's trap feedback
   (a demoted pattern loses PRIORITY_DEMOTE_PENALTY; a closed one is refused).
@@ -28,6 +31,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from extensions.admission.growth import grows
 from extensions.admission.patterns import UrlParts, split_url
 from extensions.config import STRINGS, Setting, Table, at_least, between, read
 
@@ -55,6 +59,7 @@ class PriorityConfig:
     facet_params: tuple[str, ...]
     refine_penalty: float
     calendar_penalty: float  # a URL naming a date: a calendar's page, one of endless
+    growth_penalty: float  # a URL that only grows its parent's in place (growth.py)
 
 
 PRIORITY = Table(
@@ -69,6 +74,7 @@ PRIORITY = Table(
     Setting("PRIORITY_FACET_PARAMS", "facet_params", STRINGS),
     Setting("PRIORITY_REFINE_PENALTY", "refine_penalty", float, at_least(0)),
     Setting("PRIORITY_CALENDAR_PENALTY", "calendar_penalty", float, at_least(0)),
+    Setting("PRIORITY_GROWTH_PENALTY", "growth_penalty", float, at_least(0)),
 )
 
 # A path that ends in a date (/2024/05, /2024/05/17/, /2024-05-17), or a query naming a
@@ -90,6 +96,8 @@ class Prioritizer:
     def __init__(self, config: PriorityConfig) -> None:
         self.config = config
         self._facets = frozenset(name.lower() for name in config.facet_params)
+        # The last parent split (a page's outlinks arrive one after another with it).
+        self._parent: tuple[str, UrlParts] = ("", split_url("http://-/"))
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> Prioritizer:
@@ -126,7 +134,27 @@ class Prioritizer:
             base -= self.shape_penalty(parts, parent[1] if parent else None)
         if calendar:
             base -= c.calendar_penalty
+        if parent and parent[1] and self.grows(parts, parent[1]):
+            base -= c.growth_penalty
         return min(MAX_SCORE, max(0.0, base))
+
+    def grows(self, parts: UrlParts, parent_url: str) -> bool:
+        """The URL only grows its parent's in place (growth.py): a walk of one template."""
+        if parent_url != self._parent[0]:
+            self._parent = (parent_url, split_url(parent_url))
+        return grows(parts, self._parent[1])
+
+    def ends_walk(self, meta: dict[str, Any], parts: UrlParts, calendar: bool, score: float) -> str:
+        """'calendar_walk' or 'growth_walk' for a walk's link whose score has sunk to 0
+        (ends_walk), else ''."""
+        if score > 0 or meta.get(SCORE_META) is not None:
+            return ""
+        if calendar and ends_walk(meta, calendar, score):
+            return "calendar_walk"
+        parent: tuple[float | None, str] | None = meta.get(PARENT_META)
+        if parent and parent[1] and self.grows(parts, parent[1]):
+            return "growth_walk"
+        return ""
 
     @staticmethod
     def ends_calendar_walk(request: Request, parts: UrlParts, score: float) -> bool:

@@ -348,7 +348,8 @@ class FrontierAdmin(RecrawlVerbs):
         most admitted, at most `limit`."""
         found: dict[str, dict[str, Any]] = {}
         for shard in self.keys.all():
-            for match in (f"{host}/*", f"p|{host}/*"):  # patterns, then paths' query variants
+            # Patterns, paths' query variants, and families of sibling patterns.
+            for match in (f"{host}/*", f"p|{host}/*", f"f|{host}/*"):
                 for field, value in self.client.hscan_iter(shard.key("patterns"), match=match):
                     found[as_str(field)] = pattern_state(as_str(value))
         order = sorted(found, key=lambda p: (found[p]["state"] == "open", -found[p]["admitted"]))

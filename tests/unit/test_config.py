@@ -155,6 +155,7 @@ BAD = [
     ("PRIORITY_FACET_PENALTY", -2, ">= 0, not -2"),
     ("PRIORITY_REFINE_PENALTY", -1, ">= 0, not -1"),
     ("PRIORITY_CALENDAR_PENALTY", -1, ">= 0, not -1"),
+    ("PRIORITY_GROWTH_PENALTY", -1, ">= 0, not -1"),
     ("PRIORITY_PATTERNS_PER_HOST", 0, ">= 1, not 0"),
     ("PRIORITY_TRAP_WINDOW", 0.5, ">= 1, not 0.5"),
     ("PRIORITY_TRAP_MIN_PAGES", 0, ">= 1, not 0"),

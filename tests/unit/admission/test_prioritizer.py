@@ -130,6 +130,28 @@ def test_a_calendar_walk_ends_where_its_score_reaches_zero() -> None:
     assert not ends("http://h.test/post", "http://h.test/calendar/2024/01", 0)  # a real link
 
 
+def test_a_url_growing_its_parents_sinks_and_its_walk_ends_at_zero() -> None:
+    def step(url: str, parent: str, parent_score: float, depth: int) -> tuple[float, str]:
+        meta = {PARENT_META: (parent_score, parent), "depth": depth}
+        parts = split_url(url)
+        got = PRIO.score(Request(url, meta=meta), parts)
+        return got, PRIO.ends_walk(meta, parts, False, got)
+
+    page = "http://h.test/docs/guide"
+    entry, walk = step("http://h.test/search?q=crawler", page, 70, 2)
+    assert walk == "" and entry == pytest.approx(70 * C.inherit - 2 - C.param_penalty)
+    grown, walk = step(
+        "http://h.test/search?q=crawler+sero", "http://h.test/search?q=crawler", entry, 3
+    )
+    assert walk == "" and grown == pytest.approx(entry * C.inherit - 3 - 5 - C.growth_penalty)
+    last, walk = step(
+        "http://h.test/search?q=crawler+sero+fule", "http://h.test/search?q=crawler+sero", grown, 4
+    )
+    assert (last, walk) == (0.0, "growth_walk")
+    # The hierarchy's next level is no growth: a low-scored page's child is kept.
+    assert step("http://h.test/docs/guide/install", page, 5, 9) == (0.0, "")
+
+
 def test_coarse_and_host_wide_patterns() -> None:
     p = url_patterns("http://h.test/blog/my-first-post?ref=x")
     assert (p.coarse, p.host_wide, p.path_key) == (
