@@ -1,0 +1,82 @@
+"""Leases over a fetch's life (virtual clock, real Redis): a dead worker's lease comes
+back after FRONTIER_LEASE_TTL, an acked one never, and a fetched page holds its IP until
+its ack (report.lua)."""
+
+from __future__ import annotations
+
+from extensions.frontier.core import DownloadEvent
+from tests.unit.frontier.test_frontier_sim import DELAY_S, FETCH_S, finish, items, lease_one, run
+
+
+def test_expired_lease_is_redelivered_and_blocks_its_ip_until_then(make_frontier) -> None:
+    async def go():
+        frontier, clock = make_frontier()
+        await frontier.admit(items(["10.3.0.4"], 2))
+        dead = await lease_one(frontier)  # this worker dies: no done, no ack
+        clock.now += 59.0
+        blocked = await frontier.lease(5)
+        clock.now += 1.0  # lease_ttl = 60: reclaimed now, the IP charged as if fetched
+        charged = await frontier.lease(5)
+        clock.now += DELAY_S
+        again = await frontier.lease(5)
+        assert charged.leases == []
+        return dead, blocked, again
+
+    dead, blocked, again = run(go())
+    assert blocked.leases == []  # the IP is still in flight for everyone
+    assert [r for _, r in again.leases] == ['{"u":"http://10.3.0.4/0"}']
+    assert again.leases[0][0] != dead
+
+
+def test_acked_lease_is_never_redelivered(make_frontier) -> None:
+    async def go():
+        frontier, clock = make_frontier()
+        await frontier.admit(items(["10.3.0.5"], 1))
+        lease_id = await lease_one(frontier)
+        await finish(frontier, lease_id, clock.now + FETCH_S)
+        clock.now += 1000.0
+        return await frontier.lease(5), await frontier.stats()
+
+    reply, stats = run(go())
+    assert reply.leases == [] and reply.remaining == 0
+    assert stats.get("lease_expired", 0) == 0
+
+
+def test_done_but_unacked_page_is_redelivered_after_its_lease(make_frontier) -> None:
+    # Fetched, then the worker died while parsing: its outlinks were never admitted.
+    async def go():
+        frontier, clock = make_frontier()
+        await frontier.admit(items(["10.3.0.6"], 1))
+        lease_id = await lease_one(frontier)
+        await frontier.report([DownloadEvent("done", lease_id, clock.now + FETCH_S, 200)])
+        clock.now += FETCH_S + 61.0
+        return await frontier.lease(5)
+
+    assert len(run(go()).leases) == 1
+
+
+def test_a_fetched_page_holds_its_ip_until_its_ack(make_frontier) -> None:
+    # Its outcome (trap feedback) and outlinks reach the frontier before the IP's next
+    # fetch is leased; the delay still counts from the fetch's end.
+    async def go():
+        frontier, clock = make_frontier()
+        await frontier.admit(items(["10.3.0.8"], 3))
+        first = await lease_one(frontier)
+        ended = clock.now + FETCH_S
+        await frontier.report([DownloadEvent("done", first, ended, 200)])
+        clock.now = ended + 2 * DELAY_S  # due by the delay, but still processing
+        held = await frontier.lease(5)
+        await frontier.report([DownloadEvent("ack", first, clock.now)])
+        after_ack = await frontier.lease(5)
+        second = after_ack.leases[0][0]
+        ended = clock.now + FETCH_S
+        await finish(frontier, second, ended)  # acked within the delay
+        clock.now = ended + DELAY_S - 0.01
+        early = await frontier.lease(5)
+        clock.now = ended + DELAY_S
+        return held, after_ack, early, await frontier.lease(5)
+
+    held, after_ack, early, on_time = run(go())
+    assert held.leases == [] and held.next_due is None  # off the ready heap while held
+    assert len(after_ack.leases) == 1
+    assert early.leases == [] and len(on_time.leases) == 1
