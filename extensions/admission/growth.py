@@ -65,6 +65,9 @@ def _values(query: str) -> dict[str, str]:
 
 
 def _path_grows(path: str, parent_path: str) -> bool:
+    stem_path = parent_path.rstrip("/")
+    if len(path) <= len(stem_path) + 1 or not path.startswith(stem_path):
+        return False  # most links: a sibling or elsewhere on the site
     segments = [s for s in path.split("/") if s]
     parents = [s for s in parent_path.split("/") if s]
     if not parents or len(segments) < len(parents):
