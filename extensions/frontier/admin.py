@@ -32,6 +32,7 @@ from extensions.admission.politeness_key import PER_IP, PolitenessKeys, parse_ke
 from extensions.admission.records import PROBE_MARK, front_entry_record, parse_record, record_text
 from extensions.dns.cache import decode_shared
 from extensions.frontier.admin_recrawl import RecrawlVerbs
+from extensions.frontier.core import ADMIT_CHUNK
 from extensions.frontier.sharded import open_frontier
 from extensions.robots.verdicts import RobotsVerdict
 from extensions.state.connection import as_str, async_twin, map_slots
@@ -47,8 +48,6 @@ if TYPE_CHECKING:
 
 # Back queues sampled for the oldest-URL estimate (reading every head would be O(IPs)).
 SAMPLED_BACK_QUEUES = 200
-# Items per admit script call from operator verbs (scrapy seed): a page of outlinks' size.
-ADMIT_CHUNK = 500
 # Fields of an IP's politeness state that are delay sources (lua/ready_heap.lua: ip_delay).
 DELAY_FIELDS = ("crawl_delay", "override", "adaptive", "throttle")  # throttle: 429/503 AIMD
 

@@ -17,6 +17,7 @@ from extensions.admission.admit import Rejected
 from extensions.admission.records import RecordError
 from extensions.fetch.http_dates import w3c_time
 from extensions.frontier.background import REDIS_ERRORS
+from extensions.frontier.core import ADMIT_CHUNK
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -33,8 +34,6 @@ if TYPE_CHECKING:
     from extensions.recrawl.feeder import RecrawlFeeder
 
 logger = logging.getLogger(__name__)
-
-ADMIT_CHUNK = 1000  # items per admit script call (~0.1 s of Redis at ~100 us per URL)
 
 
 class Batches:
