@@ -18,7 +18,8 @@ Stats (dns/...): lookups (answers asked of /etc/hosts or a name server), cache/l
 cache/shared_hit (hit ratio = hits / (hits + lookups)), cache/negative_hit,
 cache/stale_used, failed and failed/<cause> (lookup.py: nxdomain, nodata, timeout,
 servfail, refused, error), refused/<rule> (policy.py: loopback, private, link_local...),
-unmapped (DNS_HOSTS_MAP_ONLY).
+unmapped (DNS_HOSTS_MAP_ONLY), cache/local_evicted (a host's answer or failure dropped
+from this process's cache, oldest first, to keep it under LOCAL_HOSTS entries).
 """
 
 from __future__ import annotations
@@ -45,6 +46,12 @@ if TYPE_CHECKING:
     from extensions.state.connection import AnyAsyncRedis
 
 logger = logging.getLogger(__name__)
+
+# Hosts this process remembers an answer (and, apart, a failure) for: a broad crawl meets
+# millions of hosts and a dict kept one entry per host for the whole crawl (~200 B each).
+# The crawl's Redis cache still holds an evicted host's answer until its stale limit, so
+# eviction costs one GET, and the address in use is still kept (_choose reads the stale one).
+LOCAL_HOSTS = 100_000
 
 
 @dataclass(frozen=True)
@@ -141,8 +148,10 @@ class HostResolver:
         self.redis_key = redis_key
         self.stats = stats
         self.clock = clock
+        # Oldest first (insertion order, re-inserted on every answer); LOCAL_HOSTS each.
         self._local: dict[str, tuple[str, float]] = {}  # host -> (ip, fresh_until)
         self._negative: dict[str, tuple[str, float]] = {}  # host -> (cause, until)
+        self.local_hosts = LOCAL_HOSTS
 
     def _inc(self, name: str) -> None:
         if self.stats is not None:
@@ -172,7 +181,7 @@ class HostResolver:
             if shared.kind == "ok":
                 self._inc("cache/shared_hit")
                 return self._remember(host, shared.value, shared.fresh_until)
-            self._negative[host] = (shared.value, shared.fresh_until)  # another worker's
+            self._put(self._negative, host, (shared.value, shared.fresh_until))  # another worker's
             self._raise_if_failed(host)
         return await self._lookup(host, stale=shared if shared and shared.kind == "ok" else None)
 
@@ -205,7 +214,7 @@ class HostResolver:
         self._inc("failed")
         self._inc(f"failed/{cause}")
         until = now + self.settings.negative_ttl
-        self._negative[host] = (cause, until)
+        self._put(self._negative, host, (cause, until))
         await self._shared_put(host, "fail", cause, until, until)
         raise LookupFailed(host, cause, str(exc) if cause == "error" else "") from None
 
@@ -228,8 +237,17 @@ class HostResolver:
 
     def _remember(self, host: str, ip: str, fresh_until: float) -> str:
         self._negative.pop(host, None)
-        self._local[host] = (ip, fresh_until)
+        self._put(self._local, host, (ip, fresh_until))
         return self.settings.policy.check(host, ip)
+
+    def _put(
+        self, cache: dict[str, tuple[str, float]], host: str, entry: tuple[str, float]
+    ) -> None:
+        cache.pop(host, None)  # to the newest end
+        cache[host] = entry
+        while len(cache) > self.local_hosts:
+            del cache[next(iter(cache))]
+            self._inc("cache/local_evicted")
 
     async def _shared_get(self, host: str) -> SharedAnswer | None:
         if self.redis is None or self.redis_key is None:

@@ -278,3 +278,28 @@ def test_allowed_networks_open_a_hole_in_the_policy() -> None:
     assert policy.refusal("8.8.8.8") is None
     with pytest.raises(ValueError, match="DNS_ALLOWED_NETWORKS"):
         parse_networks("not-a-network")
+
+
+def test_the_local_cache_keeps_its_newest_hosts_and_the_shared_one_the_rest(resolvers) -> None:
+    clock, stats = Clock(), Stats()
+    hosts = {f"h{i}.test": one(f"93.184.216.{i}") for i in range(10)}
+    resolver = resolvers(ScriptedDns({**hosts}), clock, stats)
+    resolver.local_hosts = 3
+    failing = [f"gone{i}.test" for i in range(5)]
+
+    async def go() -> str:
+        for host in hosts:
+            await resolver.resolve(host)
+        for host in failing:
+            with pytest.raises(LookupFailed):
+                await resolver.resolve(host)
+        return await resolver.resolve("h0.test")  # evicted here, still in Redis
+
+    assert run(go()) == "93.184.216.0"
+    assert len(resolver._local) == 3 and len(resolver._negative) == 3
+    assert resolver.cached("h9.test") == "93.184.216.9"  # the newest stay
+    assert resolver.cached("h6.test") is None and resolver.cached("h0.test") == "93.184.216.0"
+    # Every host was looked up once: the evicted h0 came back from the shared cache.
+    assert Counter(resolver.system_lookup.asked) == Counter([*hosts, *failing])
+    assert stats.values["dns/cache/shared_hit"] == 1
+    assert stats.values["dns/cache/local_evicted"] == (10 - 3) + (5 - 3) + 1
