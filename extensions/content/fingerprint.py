@@ -57,6 +57,10 @@ _WORD_BYTE[0x80:] = True
 _POLY = 0x9E3779B97F4A7C15  # odd, so invertible mod 2^64
 _POLY_INV = pow(_POLY, -1, 1 << 64)
 _POWERS: tuple[np.ndarray, np.ndarray] = (np.empty(0, np.uint64), np.empty(0, np.uint64))
+# Entries of _POWERS kept between pages (16 B each: 4 MiB). Kept at the longest text seen,
+# one multi-MB page held its table (256 MiB for a 10 MB text) for the rest of the crawl;
+# a text past this builds its own from the kept one (~10 ms per MiB of text, rare pages).
+POWERS_KEPT = 1 << 18
 
 _MASK64 = (1 << 64) - 1
 _ROTATE = 21  # shingle position j is rotated by 21*j bits before xor-ing
@@ -109,15 +113,27 @@ def _spans(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _powers(n: int) -> tuple[np.ndarray, np.ndarray]:
-    """P^i and P^-i mod 2^64 for i < n (cached, grown by doubling)."""
+    """P^i and P^-i mod 2^64 for i < n (cached up to POWERS_KEPT, grown by doubling)."""
     global _POWERS
-    if len(_POWERS[0]) < n:
-        size = 1 << max(16, (n - 1).bit_length())
+    if len(_POWERS[0]) >= n:
+        return _POWERS
+    size = 1 << max(16, (n - 1).bit_length())
+    if size <= POWERS_KEPT:
         up = np.full(size, _POLY, dtype=np.uint64)
         down = np.full(size, _POLY_INV, dtype=np.uint64)
         up[0] = down[0] = 1
         _POWERS = (np.cumprod(up, dtype=np.uint64), np.cumprod(down, dtype=np.uint64))
-    return _POWERS
+        return _POWERS
+    # A longer text's own table, not kept: block q of it is the kept table times
+    # P^(q * POWERS_KEPT) (one multiply per entry, uint64 wraps mod 2^64 as pow does).
+    kept, blocks = _powers(POWERS_KEPT), range(size // POWERS_KEPT)
+    up, down = (
+        np.multiply.outer(
+            np.array([pow(base, q * POWERS_KEPT, 1 << 64) for q in blocks], np.uint64), table
+        ).ravel()
+        for base, table in zip((_POLY, _POLY_INV), kept, strict=True)
+    )
+    return up, down
 
 
 def _finish_token(h: np.ndarray, length: np.ndarray) -> np.ndarray:
