@@ -5,10 +5,11 @@ Loaded into `scrapy crawl web` by bench_rss.py (EXTENSIONS plus PYTHONPATH=bench
 reads environment variables (not settings: the project's setting rules would refuse
 unknown names): RSS_PROBE_AT, response counts "300,1200"; RSS_PROBE_OUT, a JSON-lines
 file; RSS_PROBE_TRACE=0 leaves tracemalloc off (it inflates RSS and CPU). At each count,
-after a full gc, it writes one line: VmRSS/VmHWM, the heap tracemalloc sees (started
-when the crawl opens), the gc object count by type, and every sized container held by a
-live object's attribute, a module global or an lru_cache (len >= 200), so bench_rss.py
-can diff them; a tracemalloc snapshot goes to a side file per count for the diff.
+after a full gc, it writes one line: VmRSS/VmHWM (anonymous and file-backed apart), the
+heap tracemalloc sees (started when the crawl opens), the gc object count by type, and
+every sized container held by a live object's attribute, a module global or an
+lru_cache (len >= 200), so bench_rss.py can diff them; a tracemalloc snapshot goes to a
+side file per count for the diff.
 """
 
 from __future__ import annotations
@@ -31,11 +32,11 @@ FRAMES = 6
 
 
 def _status() -> dict[str, int]:
-    """VmRSS and VmHWM of this process in KiB."""
+    """VmRSS, VmHWM, RssAnon and RssFile (shared libraries' pages) in KiB, and Threads."""
     out = {}
     for line in Path("/proc/self/status").read_text().splitlines():
         key, _, value = line.partition(":")
-        if key in ("VmRSS", "VmHWM"):
+        if key in ("VmRSS", "VmHWM", "RssAnon", "RssFile", "Threads"):
             out[key] = int(value.split()[0])
     return out
 

@@ -33,6 +33,7 @@ from crawlproj import settings as project_settings
 from scripts.crawlrun import crawl_command
 
 BENCH = Path(__file__).resolve().parent
+MIB = ("VmRSS", "VmHWM", "RssAnon", "RssFile", "traced_kib")  # KiB in the probe's records
 
 
 def crawl(docs: Path, at: list[int], work: Path, trace: bool, project: Path) -> list[Any]:
@@ -70,10 +71,9 @@ def grown(first: dict[str, int], last: dict[str, int], top: int) -> list[list[An
 
 def report(points: list[Any], work: Path, top: int) -> None:
     rows = [
-        [p["responses"], p["VmRSS"] // 1024, p["VmHWM"] // 1024, p["traced_kib"] // 1024]
-        for p in points
+        [p["responses"], *(p.get(k, 0) // 1024 for k in MIB), p.get("Threads", "")] for p in points
     ]
-    print(table(["responses", "RSS MiB", "peak MiB", "traced MiB"], rows))
+    print(table(["responses", "RSS MiB", "peak", "anon", "file", "traced", "threads"], rows))
     first, last = points[0], points[-1]
     span = f"{first['responses']} -> {last['responses']}"
     print(f"containers grown, {span}:")
