@@ -11,6 +11,18 @@
 -- on the ready heap do not change during the loop (refill, after it, is what moves IPs),
 -- so each is looked up once per IP; each list then gets one RPUSH of its records, in order.
 local active, pushes, push_order = {}, {}, {}
+-- A queue's priority and lane as text, formatted once per call: Lua formats a number with
+-- %.14g in every concatenation (a C printf per URL and number).
+local TEXT = {}
+
+local function text(n)
+  local s = TEXT[n]
+  if not s then
+    s = tostring(n)
+    TEXT[n] = s
+  end
+  return s
+end
 
 local function push(key, value)
   local list = pushes[key]
@@ -34,7 +46,7 @@ local function route_later(ip, prio, rec, lane)
   if is_active then
     push(back_of(ip, rec, lane), rec)
   else
-    push(F.front .. prio, ip .. '|' .. lane .. '|' .. rec)
+    push(F.front .. text(prio), ip .. '|' .. text(lane) .. '|' .. rec)
   end
 end
 
@@ -47,7 +59,7 @@ local function push_all()
   end
 end
 
-local admitted, duplicate, parked, refused, recrawls = 0, 0, {}, {}, 0
+local admitted, duplicate, parked, refused, recrawls, probes = 0, 0, {}, {}, 0, 0
 for _, it in ipairs(A.items) do
   local seen_key, ip, host, prio, rec = it[1], it[2], it[3], it[4], it[5]
   local verdict, probe, lane = nil, false, nil
@@ -70,13 +82,12 @@ for _, it in ipairs(A.items) do
     duplicate = duplicate + 1
   elseif verdict then
     refused[verdict] = (refused[verdict] or 0) + 1
-    stat(verdict)
   else
     admitted = admitted + 1
     if is_recrawl(rec) then recrawls = recrawls + 1 end
     if probe then
       rec = PROBE_MARK .. rec
-      stat('trap_probes')
+      probes = probes + 1
     end
     if ip == '' then
       redis.call('RPUSH', F.pending .. host, prio .. '|' .. (lane or '') .. '|' .. rec)
@@ -90,6 +101,9 @@ for _, it in ipairs(A.items) do
 end
 flush_traps()
 push_all()
+-- The call's counters once each, not a HINCRBY per refused URL or probe.
+for verdict, n in pairs(refused) do stat(verdict, n) end
+stat('trap_probes', probes)
 stat('queued', admitted)
 stat('admitted', admitted)
 stat('recrawl_queued', recrawls)

@@ -18,7 +18,8 @@ local first_shapes = 0  -- URL shapes first seen in this call (recurs; one stat 
 -- at its end (flush_traps, called by admit.lua and report.lua before they reply): a page's
 -- outlinks share a few hosts and patterns. Nothing else reads them within the call.
 local FIELDS, DIRTY = {}, {}  -- key -> field -> value (false: absent); key -> field -> true
-local PATTERNS, DIRTY_PATTERNS = {}, {}  -- field -> {parsed record, exists}; field -> true
+-- field -> parsed record; field -> whether Redis or this call holds it; field -> true
+local PATTERNS, FOUND, DIRTY_PATTERNS = {}, {}, {}
 
 local function cached(key, field)
   local fields = FIELDS[key]
@@ -44,6 +45,12 @@ end
 
 local function parse_pattern(raw)
   local t, i = {0, 0, 0, 0, 0, 0, 0}, 1
+  if not raw then return t end
+  -- Most records are a bare count: no gmatch (a C closure and a string per field).
+  if not string.find(raw, ',', 1, true) then
+    t[1] = tonumber(raw) or 0
+    return t
+  end
   -- A pre-feedback crawl stored a bare count here: it reads as "admitted".
   for x in string.gmatch(raw or '', '[^,]+') do
     t[i] = tonumber(x) or 0
@@ -55,17 +62,17 @@ end
 -- A pattern's record (zeros when absent) and whether it exists; the table is the cached
 -- one, so changes to it are saved by save_pattern.
 local function load_pattern(field)
-  local entry = PATTERNS[field]
-  if not entry then
+  local t = PATTERNS[field]
+  if not t then
     local raw = redis.call('HGET', K.patterns, field)
-    entry = {parse_pattern(raw or nil), raw ~= false and raw ~= nil}
-    PATTERNS[field] = entry
+    t = parse_pattern(raw)
+    PATTERNS[field], FOUND[field] = t, raw ~= false
   end
-  return entry[1], entry[2]
+  return t, FOUND[field]
 end
 
 local function save_pattern(field, t)
-  PATTERNS[field] = {t, true}
+  PATTERNS[field], FOUND[field] = t, true
   DIRTY_PATTERNS[field] = true
 end
 
@@ -78,6 +85,9 @@ end
 -- A record's text without its trailing zero fields: most patterns have only been
 -- admitted so far ("3", not "3,0.000,0.000,0,0,0,0": 20 bytes each), read back as zeros.
 local function pattern_text(t)
+  if t[2] == 0 and t[3] == 0 and t[4] == 0 and t[5] == 0 and t[6] == 0 and t[7] == 0 then
+    return string.format('%d', t[1])  -- the common record, without six more formats
+  end
   local out = {string.format('%d', t[1]), string.format('%.3f', t[2]),
                string.format('%.3f', t[3]), string.format('%d', t[4]),
                string.format('%d', t[5]), string.format('%d', t[6]), string.format('%d', t[7])}
@@ -90,7 +100,7 @@ local function flush_traps()
   local args = {}
   for field in pairs(DIRTY_PATTERNS) do
     args[#args + 1] = field
-    args[#args + 1] = pattern_text(PATTERNS[field][1])
+    args[#args + 1] = pattern_text(PATTERNS[field])
   end
   if #args > 0 then hset_all(K.patterns, args) end
   for key, fields in pairs(DIRTY) do
@@ -144,7 +154,8 @@ local function recurs(field)
   local digest = redis.sha1hex(field)
   local a = tonumber(string.sub(digest, 1, 8), 16) % SHAPE_BITS
   local b = tonumber(string.sub(digest, 9, 16), 16) % SHAPE_BITS
-  local old = redis.call('BITFIELD', K.shapes, 'SET', 'u1', a, 1, 'SET', 'u1', b, 1)
+  -- '1', not 1: a number argument costs Redis a %.17g format.
+  local old = redis.call('BITFIELD', K.shapes, 'SET', 'u1', a, '1', 'SET', 'u1', b, '1')
   if old[1] == 1 and old[2] == 1 then return true end
   first_shapes = first_shapes + 1
   return false
