@@ -39,6 +39,7 @@ class ParkedHosts:
         clock: Callable[[], float],
         retries: int,
         retry_delay_s: float,
+        retry_due: Callable[[float], None],
         politeness: PolitenessKeys = PER_IP,
     ) -> None:
         self.frontier = frontier
@@ -49,6 +50,7 @@ class ParkedHosts:
         self.clock = clock
         self.retries = retries
         self.retry_delay_s = retry_delay_s
+        self.retry_due = retry_due  # the lease loop's timer: a retry is leased when due
         self.politeness = politeness  # FRONTIER_HOST_IP_NETWORKS, as admission's
         self.resolving: set[str] = set()  # hosts being resolved now (pending work)
         self._failures: dict[str, int] = {}  # host -> failed resolutions in a row
@@ -105,3 +107,4 @@ class ParkedHosts:
             retry_at - self.clock(),
         )
         self.note(await self.frontier.route_pending(host, retry_at=retry_at))
+        self.retry_due(retry_at)  # no reply names this time: a lease claims it then

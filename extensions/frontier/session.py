@@ -172,7 +172,7 @@ class FrontierSession:
             note=self.note,
             parked=self.parked,
             feeder=opened.feeder,
-            on_recrawl_due=lambda: self.leasing.kick(),  # built below
+            on_recrawl_due=lambda: self.leasing.wake(),  # built below
             clock=clock,
         )
         self.background.discard_on_close(self.batches.clear)
@@ -202,6 +202,7 @@ class FrontierSession:
             clock=self.clock,
             retries=setup.opts.dns_retries,
             retry_delay_s=setup.opts.dns_retry_delay,
+            retry_due=lambda at: self.leasing.due_at(at),  # built after the parked hosts
             politeness=setup.admission.politeness,  # parked URLs get admission's keys
         )
 
@@ -237,6 +238,7 @@ class FrontierSession:
 
     def note(self, reply: FrontierReply) -> None:
         """Every frontier reply passes here: counters, and the parked hosts it names."""
+        self.leasing.saw_reply()  # a change a lease may find (leasing.py's gate)
         self.ending.saw(reply)
         self.feeding.saw(reply)
         self.stats.set_value("frontier/queued", reply.queued)

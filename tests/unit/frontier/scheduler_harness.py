@@ -143,7 +143,10 @@ async def until(check: Callable[[], bool], timeout_s: float = 5.0) -> None:
 
 
 async def lease_now(scheduler: FrontierScheduler) -> list[Request]:
-    """What the engine would get by asking now: one lease round trip, then the buffer."""
+    """What the engine would get by asking now: one lease round trip, then the buffer.
+    The flushes in flight land first: the engine asks after their wake-up (a lease
+    that found nothing is not asked again until a reply or its wake time)."""
+    await settle(scheduler.session)
     scheduler.session.leasing.kick()
     await settle(scheduler.session)
     handed = []

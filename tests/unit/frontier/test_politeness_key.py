@@ -186,6 +186,7 @@ def test_a_parked_host_is_routed_to_its_key() -> None:
         clock=lambda: 0.0,
         retries=0,
         retry_delay_s=1.0,
+        retry_due=lambda at: None,
         politeness=KEYS,
     )
     asyncio.run(parked._route("a.cdn", CDN))

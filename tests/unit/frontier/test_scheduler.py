@@ -104,6 +104,47 @@ def test_the_wake_timer_is_set_for_the_ready_heaps_top(settings) -> None:
     assert [r.url for r in due] == ["http://127.0.0.1/two"]
 
 
+def test_an_engine_tick_after_an_unfilled_lease_asks_again_only_after_a_change(
+    settings,
+) -> None:
+    """A lease that got fewer than it asked for is not repeated on every engine tick
+    (5 of 6 lease round trips a page found nothing): a reply, or the wake time, first."""
+
+    async def go():
+        clock = VirtualClock()
+        scheduler, _, _ = await open_scheduler(settings(FRONTIER_DELAY=5.0), clock)
+        for path in ("one", "two"):
+            scheduler.enqueue_request(Request(f"http://127.0.0.1/{path}"))
+        [first] = await lease_now(scheduler)  # 1 of 4 asked: the IP is in flight
+        trips = []
+
+        async def ticks() -> list[Request | None]:
+            start = scheduler.stats.get_value("frontier/round_trips/lease")
+            handed = []
+            for _ in range(4):
+                handed.append(scheduler.next_request())
+                await settle(scheduler.session)
+            trips.append(scheduler.stats.get_value("frontier/round_trips/lease") - start)
+            return handed
+
+        in_flight = await ticks()
+        scheduler.download_done(first, 200)  # reports: the IP owes its delay from now
+        scheduler.request_finished(first)
+        await settle(scheduler.session)
+        owing = await ticks()
+        clock.now += 5.0  # the wake time passed (the real timer has not fired)
+        due = await ticks()
+        stats = scheduler.stats.get_stats()
+        await close(scheduler)
+        return in_flight, owing, due, trips, stats
+
+    in_flight, owing, due, trips, stats = asyncio.run(go())
+    assert in_flight == owing == [None] * 4
+    assert trips[:2] == [0, 1]  # none while nothing changed; one after the report's reply
+    assert [r.url for r in due if r is not None] == ["http://127.0.0.1/two"]
+    assert stats["frontier/lease_waits/unchanged"] >= 7
+
+
 def test_an_unknown_origin_spends_the_lease_on_robots_txt(settings) -> None:
     robots = "User-agent: *\nDisallow: /private\nCrawl-delay: 7\nSitemap: http://127.0.0.1/sm.xml\n"
 
@@ -194,6 +235,7 @@ def test_pages_awaiting_their_parse_bound_the_next_leases(settings) -> None:
         scheduler, engine, _ = await open_scheduler(settings(**values), clock)  # 4 in flight
         for ip in range(1, 7):
             scheduler.enqueue_request(Request(f"http://127.0.0.{ip}/page"))
+        await settle(scheduler.session)  # admitted: the engine is woken and asks
         scheduler.session.leasing.kick()  # one lease round trip, nothing handed out yet
         await settle(scheduler.session)
         book = scheduler.session.book
