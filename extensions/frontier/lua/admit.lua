@@ -59,6 +59,8 @@ local function push_all()
   end
 end
 
+-- charge's argument, refilled for each new URL (charge keeps neither table).
+local item = {pt = {}}
 local admitted, duplicate, parked, refused, recrawls, probes = 0, 0, {}, {}, 0, 0
 for _, it in ipairs(A.items) do
   local seen_key, ip, host, prio, rec = it[1], it[2], it[3], it[4], it[5]
@@ -68,8 +70,9 @@ for _, it in ipairs(A.items) do
     if seen_before(seen_key) then
       verdict = 'duplicate'
     else
-      local item = {host = host, pt = {it[6], it[7], it[8], it[9], it[10], it[14] or ''},
-                    prio = prio, score = it[11], sitemap = it[13]}
+      local pt = item.pt
+      pt[1], pt[2], pt[3], pt[4], pt[5], pt[6] = it[6], it[7], it[8], it[9], it[10], it[14] or ''
+      item.host, item.prio, item.score, item.sitemap = host, prio, it[11], it[13]
       verdict, prio, probe, lane = charge(item)
       -- Refused by trap feedback: not marked seen (a Bloom filter cannot forget), so it
       -- may come back once the pattern reopens (budgets and caps are final for this crawl).

@@ -152,7 +152,10 @@ end
 local function seen_before(key)
   bloom_load()
   local h1, h2 = bloom_halves(key)
-  bloom.probe = {key = key, h1 = h1, h2 = h2, blocks = {}}
+  -- One probe table per call, refilled (two tables per URL were garbage to collect).
+  local probe = bloom.probe
+  probe.key, probe.h1, probe.h2 = key, h1, h2
+  for g = 1, #bloom.gens do probe.blocks[g] = nil end
   for g = #bloom.gens, 1, -1 do
     if bloom_has(g, h1, h2) then
       if not CFG.seen.exact then return true end
@@ -248,15 +251,15 @@ local function seen_mark(key)
   local g = #bloom.gens
   local gen = bloom.gens[g]
   local probe = bloom.probe
-  bloom.probe = {blocks = {}}  -- the key's block changes
-  local h1, h2 = probe.h1, probe.h2
+  local h1, h2, cached = probe.h1, probe.h2, probe.blocks[g]
   if probe.key ~= key then
     h1, h2 = bloom_halves(key)
-    probe = {blocks = {}}
+    cached = nil
   end
+  probe.key = nil  -- the key's block changes
   local new
   if gen.b then
-    new = blocked_set(gen, g, h1, h2, probe.blocks[g])
+    new = blocked_set(gen, g, h1, h2, cached)
   else
     new = standard_set(gen, g, h1, h2)
   end
