@@ -31,6 +31,7 @@ from extensions.admission.prioritizer import (
     SOURCE_META,
     Prioritizer,
     is_calendar,
+    source_of,
 )
 from extensions.admission.records import NO_PATTERNS, AdmitItem, encode_request, mark_recrawl
 from extensions.config import STRINGS, Setting, Table, at_least, read
@@ -160,6 +161,8 @@ class Admission:
             referrer=self.referrer_key(meta.get(PARENT_META), host),
             sitemap=meta.get(SOURCE_META) == "sitemap",
             family=family_of(patterns[0]) if filtered else "",
+            # A seed, or its redirect (depth 0 too): its host gets the seeded budget.
+            seed=not meta.get("depth") and source_of(meta) == "seed",
         )
 
     def _check(self, canonical: str, parts: UrlParts, depth: int) -> None:

@@ -17,7 +17,8 @@ PRIORITY_TRAP_REOPEN_AFTER fresh pages in a row it opens again with a clean slat
 streak does not close a real section for good.
 
 Host budget (on by default, never unlimited unless the operator says so):
-PRIORITY_HOST_BUDGET + PRIORITY_HOST_BUDGET_PER_REFERRER x distinct referring hosts +
+PRIORITY_HOST_BUDGET (PRIORITY_HOST_BUDGET_SEEDED for a host a seed names, or where a
+seed redirected) + PRIORITY_HOST_BUDGET_PER_REFERRER x distinct referring hosts +
 PRIORITY_HOST_BUDGET_PER_SITEMAP_URL x URLs its sitemaps listed; 0 = no sized budget
 (FRONTIER_MAX_PAGES_PER_HOST stays the operator's hard cap).
 """
@@ -47,6 +48,7 @@ class TrapConfig:
     host_weight: float  # score per doubling of referring hosts
     host_bonus_max: float
     host_budget: int
+    host_budget_seeded: int  # the base for a host a seed names (or redirected to)
     budget_per_referrer: int
     budget_per_sitemap_url: float
 
@@ -65,6 +67,7 @@ TRAPS = Table(
     Setting("PRIORITY_HOST_WEIGHT", "host_weight", float, at_least(0)),
     Setting("PRIORITY_HOST_BONUS_MAX", "host_bonus_max", float, at_least(0)),
     Setting("PRIORITY_HOST_BUDGET", "host_budget", int, at_least(0)),
+    Setting("PRIORITY_HOST_BUDGET_SEEDED", "host_budget_seeded", int, at_least(0)),
     Setting("PRIORITY_HOST_BUDGET_PER_REFERRER", "budget_per_referrer", int, at_least(0)),
     Setting("PRIORITY_HOST_BUDGET_PER_SITEMAP_URL", "budget_per_sitemap_url", float, at_least(0)),
 )

@@ -117,7 +117,7 @@ class Prioritizer:
             # A leased request coming back (a redirect, a retry): the same document.
             return min(MAX_SCORE, max(0.0, float(own)))
         c = self.config
-        source = _source(meta)
+        source = source_of(meta)
         parent = meta.get(PARENT_META)
         if source == "seed":
             base = c.seed_score
@@ -184,7 +184,8 @@ class Prioritizer:
         return penalty
 
 
-def _source(meta: dict[str, Any]) -> str:
+def source_of(meta: dict[str, Any]) -> str:
+    """seed, sitemap, link, recrawl or probe: what brought the URL (SourceMiddleware)."""
     source = meta.get(SOURCE_META)
     if source in SOURCES:
         return str(source)

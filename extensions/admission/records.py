@@ -261,6 +261,7 @@ class AdmitItem(NamedTuple):
     referrer: str = ""
     sitemap: bool = False
     family: str = ""
+    seed: bool = False  # a seed's (or its redirect's): the host gets the seeded budget
 
     def lua(self) -> list[Any]:
         return [
@@ -274,4 +275,5 @@ class AdmitItem(NamedTuple):
             self.referrer,
             int(self.sitemap),
             self.family,
+            int(self.seed),
         ]

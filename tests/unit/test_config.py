@@ -168,6 +168,7 @@ BAD = [
     ("PRIORITY_HOST_WEIGHT", -1, ">= 0, not -1"),
     ("PRIORITY_HOST_BONUS_MAX", -1, ">= 0, not -1"),
     ("PRIORITY_HOST_BUDGET", -1, ">= 0, not -1"),
+    ("PRIORITY_HOST_BUDGET_SEEDED", -1, ">= 0, not -1"),
     ("PRIORITY_HOST_BUDGET_PER_REFERRER", -1, ">= 0, not -1"),
     ("PRIORITY_HOST_BUDGET_PER_SITEMAP_URL", -1, ">= 0, not -1"),
     ("PRIORITY_NOISE_AFTER", -1, ">= 0, not -1"),

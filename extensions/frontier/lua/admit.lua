@@ -4,7 +4,8 @@
 -- unresolved hosts park their requests in a pending list.
 -- A.items: list of {seen_key ('' = dont_filter), ip ('' = unresolved), host, prio (-1 =
 -- the score's bucket), rec, fine, coarse, host-wide pattern, path key (query URLs),
--- facet key (faceted URLs), score, referrer pair key, sitemap (0/1), family} (AdmitItem.lua).
+-- facet key (faceted URLs), score, referrer pair key, sitemap (0/1), family, seed (0/1)}
+-- (AdmitItem.lua).
 -- Retries and redirects (seen_key '') bypass URL-seen and budgets.
 
 -- Routing is batched within the call: an IP's membership of the active set and its place
@@ -65,6 +66,7 @@ local admitted, duplicate, parked, refused, recrawls, probes = 0, 0, {}, {}, 0, 
 for _, it in ipairs(A.items) do
   local seen_key, ip, host, prio, rec = it[1], it[2], it[3], it[4], it[5]
   local verdict, probe, lane = nil, false, nil
+  if it[15] == 1 then mark_seeded(host) end  -- redirects of a seed too (seen_key '')
   if seen_key ~= '' then
     count_referrer(host, it[12])
     if seen_before(seen_key) then

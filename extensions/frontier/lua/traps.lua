@@ -6,7 +6,7 @@
 -- "q|<path>" -> faceted variants admitted),
 -- K.trap_hosts (host -> pattern fields held), K.closed_patterns (set),
 -- K.host_pages (host -> URLs admitted), K.host_info ("<host>|r" referring hosts,
--- "<host>|s" sitemap URLs), URL-seen (bloom.lua: referrer pairs), K.host_stats (page outcomes).
+-- "<host>|s" sitemap URLs, "<host>|seed" 1 for a seeded host), URL-seen (bloom.lua: referrer pairs), K.host_stats (page outcomes).
 local T = CFG.traps
 local OPEN, DEMOTED, CLOSED = 0, 1, 2
 -- Patterns this call closed or reopened: the reply tells the calling worker at once
@@ -188,12 +188,21 @@ local function over_facet_cap(host, facet_key)
   return n > T.facet_max
 end
 
+-- A host the operator named (a seed URL's, or where a seed redirected): its budget's base
+-- is T.host_budget_seeded, so a site asked for by name is crawled whole (a documentation
+-- site of 4,000 pages stopped at 2,000), while hosts its links lead to keep the default.
+local function mark_seeded(host)
+  if not cached(K.host_info, host .. '|seed') then incr(K.host_info, host .. '|seed', 1) end
+end
+
 local function host_budget(host)
   if T.host_budget <= 0 then return 0 end
   local refs = num(cached(K.host_info, host .. '|r'), 0)
   local listed = num(cached(K.host_info, host .. '|s'), 0)
   local by_sitemap = math.floor(T.budget_per_sitemap_url * listed)
-  return T.host_budget + T.budget_per_referrer * refs + by_sitemap
+  local base = T.host_budget
+  if cached(K.host_info, host .. '|seed') then base = math.max(base, T.host_budget_seeded) end
+  return base + T.budget_per_referrer * refs + by_sitemap
 end
 
 -- A link from another host counts once per (referring host, host) pair: the pair's key

@@ -17,6 +17,7 @@ from tests.unit.admission.golden_admission import golden
 
 GOLDEN = Path(__file__).parent / "data" / "admission_golden.json"
 RECORD = 4  # the record's place in AdmitItem.lua()
+SEED = 14  # the seed flag's: added after the sample was frozen (test below)
 
 
 def fields(row: list[Any]) -> tuple[Any, ...]:
@@ -31,7 +32,7 @@ def fields(row: list[Any]) -> tuple[Any, ...]:
     if meta:
         parsed["meta"] = meta
     decoded = (recrawl, sorted(parsed.items()))
-    return (url, metas, json.dumps([*out[:RECORD], decoded, *out[RECORD + 1 :]]))
+    return (url, metas, json.dumps([*out[:RECORD], decoded, *out[RECORD + 1 : SEED]]))
 
 
 def test_admission_matches_the_golden_sample() -> None:
@@ -40,3 +41,10 @@ def test_admission_matches_the_golden_sample() -> None:
     assert len(actual) == len(expected)
     changed = [(e, a) for e, a in zip(expected, actual, strict=True) if e != a]
     assert not changed, f"{len(changed)} cases changed, first: {changed[0]}"
+
+
+def test_the_seed_flag_marks_requests_without_depth_or_source() -> None:
+    # The sample's metas (their keys): {} is a seed's, every other one has a depth.
+    rows = [row for row in golden() if isinstance(row[2], list)]
+    assert {out[SEED] for _, metas, out in rows if metas == "[]"} == {1}
+    assert {out[SEED] for _, metas, out in rows if metas != "[]"} == {0}

@@ -201,6 +201,23 @@ def test_host_budget_grows_with_referring_hosts(make: MakeFrontier) -> None:
     assert run(go()) == (5, 6)
 
 
+def test_a_seeded_hosts_budget_starts_from_the_seeded_base(make: MakeFrontier) -> None:
+    async def go() -> tuple[int, int, int]:
+        frontier = make(host_budget=5, host_budget_seeded=9, budget_per_referrer=0)
+        other = await frontier.admit(
+            [item(f"http://b.test/a{n}", host="b.test") for n in range(12)]
+        )
+        # A redirect of a seed (no URL-seen key) marks its host too, before its links.
+        seed = item(f"http://{HOST}/")._replace(seen_key="", seed=True)
+        links = [item(f"http://{HOST}/a{n}") for n in range(12)]
+        seeded = await frontier.admit([seed, *links])
+        # Marked once: a later batch of the same host has the same budget.
+        more = await frontier.admit([item(f"http://{HOST}/c{n}") for n in range(3)])
+        return other.extra["admitted"], seeded.extra["admitted"] - 1, more.extra["admitted"]
+
+    assert run(go()) == (5, 9, 0)
+
+
 def test_referring_hosts_raise_a_hosts_urls_into_a_better_lane(make: MakeFrontier) -> None:
     async def go() -> dict[str, int]:
         frontier = make(host_weight=10, host_bonus_max=20)
