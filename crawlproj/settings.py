@@ -153,8 +153,8 @@ PRIORITY_HOST_WEIGHT = 5.0
 PRIORITY_HOST_BONUS_MAX = 20.0
 # Pages per host: base (0 = none) + per referring host + per URL its sitemaps list.
 PRIORITY_HOST_BUDGET = 2000
-# The base for a host a seed names (or redirected to): a site asked for by name, crawled whole.
-PRIORITY_HOST_BUDGET_SEEDED = 50000
+# The base for a host a seed names (or redirected to): a large site asked for by name.
+PRIORITY_HOST_BUDGET_SEEDED = 10000
 PRIORITY_HOST_BUDGET_PER_REFERRER = 200
 PRIORITY_HOST_BUDGET_PER_SITEMAP_URL = 1.0
 # URLs with a facet-named parameter admitted per host + path template (0 = no cap).
