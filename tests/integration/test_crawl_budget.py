@@ -139,3 +139,29 @@ def test_a_resumed_crawl_keeps_its_closed_patterns(tmp_path: Path) -> None:
     for pattern in closed:
         refetched = [u for u in again if pattern in under(u)]
         assert len(refetched) <= 1, (pattern, refetched)  # at most a probe
+
+
+def test_a_seeded_host_gets_the_seeded_budget(tmp_path: Path) -> None:
+    """The large site's one host is its seed's: PRIORITY_HOST_BUDGET_SEEDED, not
+    PRIORITY_HOST_BUDGET, bounds it (sitemap and referrer shares off, so the base alone
+    decides), and the same crawl without it stops at the base."""
+    spec = WebSpec.large_site()
+    budget = {
+        "PRIORITY_HOST_BUDGET": 60,
+        "PRIORITY_HOST_BUDGET_PER_SITEMAP_URL": 0,
+        "PRIORITY_HOST_BUDGET_PER_REFERRER": 0,
+    }
+    fetched = {}
+    for seeded in (5000, 0):  # 0: max(base, seeded) is the base
+        with TestWeb(spec, lifetime=300) as web:
+            seeds = write_seeds(tmp_path / f"seeds{seeded}.txt", web.seeds)
+            extra = {**budget, "PRIORITY_HOST_BUDGET_SEEDED": seeded}
+            result = run_crawl(seeds, tmp_path / f"data{seeded}", settings_for(web, **extra))
+            assert result.returncode == 0, result.log[-3000:]
+            real = set(web.real_pages())
+            got = {r["url"] for r in page_requests(web) if r["status"] == 200}
+            fetched[seeded] = (len(real & got) / len(real), result.log)
+    coverage, log = fetched[5000]
+    assert coverage >= MIN_COVERAGE and "frontier/rejected/host_budget" not in log
+    coverage, log = fetched[0]
+    assert coverage < 0.3 and "'frontier/rejected/host_budget'" in log

@@ -60,8 +60,9 @@ def called(source: str) -> set[str]:
 
 
 def undefined_calls(source: str, package: str = FRONTIER) -> set[str]:
-    """Functions `source` calls that neither it nor a file it declares defines."""
-    known = defined(source).union(*(defined(read_lua(package, n)) for n in includes(source)))
+    """Functions `source` calls that neither it nor a file it declares defines (a
+    top-level local may name one: `local byte = string.byte`)."""
+    known = provided(source).union(*(provided(read_lua(package, n)) for n in includes(source)))
     return called(source) - known
 
 
