@@ -8,14 +8,9 @@ local function reclaim(limit)
     redis.call('ZREM', K.leases, id)
     redis.call('HDEL', K.lease_data, id)
     local ip = string.match(id, '^(.*)#')
-    local held = redis.call('HGET', K.lease_dl, id)
-    if held then
-      redis.call('HDEL', K.lease_dl, id)
-      redis.call('HINCRBY', F.ip .. ip, 'inflight', -1)
-      -- Died mid-download: the fetch may have hit the server, so charge the IP now.
-      -- Died processing a fetched page ('2', report.lua): its 'done' charged it.
-      if held == '1' then redis.call('HSET', F.ip .. ip, 'last_end', NOW) end
-    end
+    -- Died mid-download ('1'): the fetch may have hit the server, so charge the IP now.
+    -- Died processing a fetched page ('2', report.lua): its 'done' charged it.
+    if end_hold(ip, id) == '1' then redis.call('HSET', F.ip .. ip, 'last_end', NOW) end
     if entry then
       local _, rec = split_first(entry)
       requeue(ip, rec)

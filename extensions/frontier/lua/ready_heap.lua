@@ -3,7 +3,7 @@
 -- with delay(IP) = max(configured, robots Crawl-delay, operator override, adaptive,
 -- throttle) and backoff/quarantine in blocked_until (outcome.lua writes those).
 -- Keys: K.ready (ZSCORE, ZADD); F.ip .. ip read: crawl_delay, override, adaptive,
--- throttle, last_end, last_start, blocked_until, inflight.
+-- throttle, last_end, last_start, blocked_until, inflight; K.lease_dl (end_hold).
 -- "ip" is the politeness key: the IP, or "<ip>@<host>" inside FRONTIER_HOST_IP_NETWORKS
 -- (admission/politeness_key.py), which lives in its IP's shard: what an operator set on
 -- the IP itself (override, blocked_until: admin.py) holds for each of its hosts too.
@@ -54,6 +54,19 @@ local function schedule_ip(ip)
   if num(redis.call('HGET', F.ip .. ip, 'inflight'), 0) >= CFG.ip_concurrency then return end
   if redis.call('ZSCORE', K.ready, ip) then return end
   redis.call('ZADD', K.ready, next_fetch_at(ip), ip)
+end
+
+-- A lease's hold on its IP ends (ack, release, reclaim): its K.lease_dl entry goes and
+-- the IP's in-flight count drops. Returns what the entry was: '1' still downloading (or
+-- never sent), '2' fetched and held until its ack (report.lua), nil when the lease held
+-- nothing (its 'done' freed the IP, before holds until the ack existed).
+local function end_hold(ip, id)
+  local held = redis.call('HGET', K.lease_dl, id)
+  if held then
+    redis.call('HDEL', K.lease_dl, id)
+    redis.call('HINCRBY', F.ip .. ip, 'inflight', -1)
+  end
+  return held
 end
 
 -- After a fetch, a drop or a reclaimed lease: the IP keeps its back queue and

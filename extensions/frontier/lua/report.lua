@@ -30,9 +30,7 @@ for _, ev in ipairs(A.events) do
       redis.call('HDEL', K.lease_data, ev.id)
       local _, rec = split_first(entry)
       requeue(ip, rec)
-      if redis.call('HDEL', K.lease_dl, ev.id) == 1 then
-        redis.call('HINCRBY', F.ip .. ip, 'inflight', -1)
-      end
+      end_hold(ip, ev.id)
       if ev.block_until then
         local blocked = num(redis.call('HGET', F.ip .. ip, 'blocked_until'), 0)
         redis.call('HSET', F.ip .. ip, 'blocked_until', math.max(blocked, ev.block_until))
@@ -44,10 +42,8 @@ for _, ev in ipairs(A.events) do
   elseif redis.call('ZREM', K.leases, ev.id) == 1 then
     redis.call('HDEL', K.lease_data, ev.id)
     feedback(ev)
-    local held = redis.call('HGET', K.lease_dl, ev.id)
+    local held = end_hold(ip, ev.id)
     if held then
-      redis.call('HDEL', K.lease_dl, ev.id)
-      redis.call('HINCRBY', F.ip .. ip, 'inflight', -1)
       -- '1': dropped before the downloader (robots, middleware): nothing was fetched,
       -- so the IP is freed without charging its clock. '2': fetched and processed.
       if held == '1' then stat('dropped_before_download') end
