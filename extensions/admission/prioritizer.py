@@ -145,25 +145,25 @@ class Prioritizer:
         return grows(parts, self._parent[1])
 
     def ends_walk(self, meta: dict[str, Any], parts: UrlParts, calendar: bool, score: float) -> str:
-        """'calendar_walk' or 'growth_walk' for a walk's link whose score has sunk to 0
-        (ends_walk), else ''."""
+        """'calendar_walk' for a calendar's link from a calendar page, 'growth_walk' for
+        a link that grows its parent's in place, once its score has sunk to 0; else ''.
+        A leased request coming back (its own score) is never one."""
         if score > 0 or meta.get(SCORE_META) is not None:
             return ""
-        if calendar and ends_walk(meta, calendar, score):
-            return "calendar_walk"
         parent: tuple[float | None, str] | None = meta.get(PARENT_META)
-        if parent and parent[1] and self.grows(parts, parent[1]):
-            return "growth_walk"
-        return ""
+        if not parent or not parent[1]:
+            return ""
+        if calendar and is_calendar(parent[1]):
+            return "calendar_walk"
+        return "growth_walk" if self.grows(parts, parent[1]) else ""
 
-    @staticmethod
-    def ends_calendar_walk(request: Request, parts: UrlParts, score: float) -> bool:
+    def ends_calendar_walk(self, request: Request, parts: UrlParts, score: float) -> bool:
         """A calendar's link from a calendar page whose score has sunk to 0: every hop
         of a next/previous-month walk costs PRIORITY_CALENDAR_PENALTY and inherits only
         a share of its parent's score, so a walk from a real page ends ~3 hops in,
         while the walk itself would never end. Real dated pages are reached from
         listings and sitemaps, not by walking month by month."""
-        return ends_walk(request.meta, is_calendar(parts), score)
+        return self.ends_walk(request.meta, parts, is_calendar(parts), score) == "calendar_walk"
 
     def faceted(self, parts: UrlParts) -> bool:
         """A query parameter named like a facet/sort/session (the facet cap counts it)."""
@@ -192,14 +192,6 @@ def source_of(meta: dict[str, Any]) -> str:
     if meta.get("recrawl"):
         return "recrawl"
     return "link" if meta.get("depth", 0) else "seed"
-
-
-def ends_walk(meta: dict[str, Any], calendar: bool, score: float) -> bool:
-    """Prioritizer.ends_calendar_walk from the meta and whether the URL is_calendar."""
-    if score > 0 or not calendar or meta.get(SCORE_META) is not None:
-        return False
-    parent: tuple[float | None, str] | None = meta.get(PARENT_META)
-    return parent is not None and bool(parent[1]) and is_calendar(parent[1])
 
 
 def is_calendar(url: str | UrlParts) -> bool:
