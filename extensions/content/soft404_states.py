@@ -71,7 +71,8 @@ class OriginStates:
         self.key = key
         self.clock = clock
         self._settled: OrderedDict[str, OriginState] = OrderedDict()
-        self._claimed: dict[str, float] = {}  # origin -> when it was last read as claimed
+        # origin -> when it was last read as claimed, oldest first (bounded: see _read_claimed)
+        self._claimed: OrderedDict[str, float] = OrderedDict()
         self._lock = threading.Lock()  # the caches are shared by the pipeline's threads
 
     def get(self, origin: str) -> OriginState | None:
@@ -109,8 +110,18 @@ class OriginStates:
         self._keep(origin, state)
 
     def _read_claimed(self, origin: str) -> None:
+        # A claim never settled (its probe dropped or lost) would stay for the whole crawl.
+        # Entries older than CLAIM_RECHECK_S are read from Redis again anyway, so those go
+        # first; past CACHE_ORIGINS live ones, the oldest go too (one more HGET each).
+        now = self.clock()
         with self._lock:
-            self._claimed[origin] = self.clock()
+            self._claimed[origin] = now
+            self._claimed.move_to_end(origin)
+            while self._claimed and (
+                len(self._claimed) > CACHE_ORIGINS
+                or now - next(iter(self._claimed.values())) >= CLAIM_RECHECK_S
+            ):
+                self._claimed.popitem(last=False)
 
     def _keep(self, origin: str, state: OriginState) -> None:
         with self._lock:

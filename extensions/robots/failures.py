@@ -9,6 +9,7 @@ each retry the origin as long, N times the load on a failing server.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -18,6 +19,12 @@ if TYPE_CHECKING:
     from extensions.state.connection import AnyAsyncRedis
 
 
+# Origins whose count is kept here. An origin that never recovers would otherwise stay for
+# the whole crawl; one evicted is read again by the next load() (RobotsGate.prefetch loads
+# every origin without a usable verdict before it is judged), so the cap costs a re-read.
+LOCAL_ORIGINS = 100_000
+
+
 class RobotsFailures:
     """The shared count behind RobotsGate.gave_up, with a local copy per origin."""
 
@@ -25,7 +32,7 @@ class RobotsFailures:
         self._redis = redis
         self._key = key  # FrontierKeys.robots_errors
         self.max_error_retries = max_error_retries
-        self._counts: dict[str, int] = {}  # origin -> last count read or written here
+        self._counts: OrderedDict[str, int] = OrderedDict()  # origin -> last count seen here
 
     async def load(self, origins: Iterable[str]) -> None:
         """Read the shared counts of `origins` (other workers' failures) in one HMGET."""
@@ -37,13 +44,19 @@ class RobotsFailures:
             if value is None:
                 self._counts.pop(origin, None)
             else:
-                self._counts[origin] = int(as_str(value))
+                self._keep(origin, int(as_str(value)))
 
     async def failed(self, origin: str) -> int:
         """One more unavailable answer for `origin`, by any worker; the count after it."""
         count = int(await self._redis.hincrby(self._key, origin, 1))
-        self._counts[origin] = count
+        self._keep(origin, count)
         return count
+
+    def _keep(self, origin: str, count: int) -> None:
+        self._counts[origin] = count
+        self._counts.move_to_end(origin)
+        while len(self._counts) > LOCAL_ORIGINS:
+            self._counts.popitem(last=False)
 
     async def recovered(self, origin: str) -> None:
         """A usable verdict: the origin's failures start over (for every worker)."""

@@ -9,6 +9,7 @@ import pytest
 import redis
 
 import crawlproj.settings
+from extensions.content import soft404_states
 from extensions.content.soft404 import (
     MIN_OWN_WORDS,
     PROBE_SUFFIX,
@@ -222,3 +223,21 @@ def test_a_new_probe_answer_replaces_the_last(redis_client: redis.Redis) -> None
     states.settle(ORIGIN, soft_state())
     states.settle(ORIGIN, OriginState(HONEST))
     assert states.get(ORIGIN) == OriginState(HONEST) == states.read(ORIGIN)
+
+
+def test_claims_never_settled_do_not_pile_up(redis_client: redis.Redis, monkeypatch) -> None:
+    # A probe dropped or lost leaves its origin claimed for good: its local copy must not
+    # stay for the whole crawl (a broad crawl claims millions of origins).
+    monkeypatch.setattr(soft404_states, "CACHE_ORIGINS", 50)
+    key, clock = "crawlproj:{t}:soft404", Clock()
+    states = OriginStates(redis_client, key, clock)
+    for i in range(200):
+        states.claim(f"http://h{i}.test", frozenset())
+    assert len(states._claimed) == 50  # the newest live claims
+    assert states.get("http://h199.test") == OriginState(CLAIMED)
+    clock.now += CLAIM_RECHECK_S
+    states.claim("http://late.test", frozenset())
+    assert list(states._claimed) == ["http://late.test"]  # the stale ones went first
+    # An evicted origin is still known as claimed: it is read from Redis again.
+    assert states.get("http://h0.test") == OriginState(CLAIMED)
+    redis_client.delete(key)

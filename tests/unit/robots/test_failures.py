@@ -6,6 +6,7 @@ import asyncio
 
 import redis.asyncio as aioredis
 
+from extensions.robots import failures as failures_module
 from extensions.robots.failures import RobotsFailures
 from extensions.state.keys import FrontierKeys
 
@@ -30,3 +31,27 @@ def test_two_workers_give_up_after_the_retries_of_both_together(redis_url, redis
         return seen
 
     assert asyncio.run(go()) == [(False, False), (False, False), (True, True), (False, False)]
+
+
+def test_the_local_counts_are_bounded_and_an_evicted_origin_is_read_again(
+    redis_url, redis_client, monkeypatch
+) -> None:
+    # An origin that never recovers must not stay here for the whole crawl; the gate
+    # loads every origin without a usable verdict before it judges it.
+    monkeypatch.setattr(failures_module, "LOCAL_ORIGINS", 10)
+
+    async def go() -> tuple[int, bool, bool]:
+        client = aioredis.Redis.from_url(redis_url)
+        key = FrontierKeys("unit-bounded").robots_errors
+        worker = RobotsFailures(client, key, 1)
+        for _ in range(2):
+            await worker.failed(ORIGIN)
+        for i in range(30):
+            await worker.failed(f"http://other{i}.test")
+        kept, evicted = len(worker._counts), worker.gave_up(ORIGIN)
+        await worker.load([ORIGIN])
+        await client.delete(key)
+        await client.aclose()
+        return kept, evicted, worker.gave_up(ORIGIN)
+
+    assert asyncio.run(go()) == (10, False, True)
