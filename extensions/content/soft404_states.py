@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from extensions.bounded import keep_newest
 from extensions.content.soft404 import NotFoundPrint, Words
 from extensions.state.connection import as_str
 
@@ -126,7 +127,4 @@ class OriginStates:
     def _keep(self, origin: str, state: OriginState) -> None:
         with self._lock:
             self._claimed.pop(origin, None)
-            self._settled[origin] = state
-            self._settled.move_to_end(origin)
-            while len(self._settled) > CACHE_ORIGINS:
-                self._settled.popitem(last=False)
+            keep_newest(self._settled, origin, state, CACHE_ORIGINS)

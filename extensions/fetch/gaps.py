@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from extensions.bounded import keep_newest
+
 if TYPE_CHECKING:
     from scrapy import Request
 
@@ -69,7 +71,4 @@ class GapTracker:
         inflight = self._inflight.pop(ip, 0) - 1
         if inflight > 0:
             self._inflight[ip] = inflight
-        self._last_end[ip] = now
-        self._last_end.move_to_end(ip)
-        while len(self._last_end) > self.max_ips:
-            self._last_end.popitem(last=False)
+        keep_newest(self._last_end, ip, now, self.max_ips)

@@ -22,6 +22,7 @@ from urllib.parse import urljoin, urlsplit
 from lxml import etree
 from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 
+from extensions.bounded import keep_newest
 from extensions.robots.verdicts import DISALLOW_ALL, RobotsVerdict
 from extensions.state.connection import AnyAsyncRedis
 
@@ -134,10 +135,7 @@ class RobotsCache:
     def _remember(self, origin: str, verdict: RobotsVerdict) -> None:
         if self._local_size == 0:
             return
-        self._local[origin] = verdict
-        self._local.move_to_end(origin)
-        while len(self._local) > self._local_size:
-            self._local.popitem(last=False)
+        keep_newest(self._local, origin, verdict, self._local_size)
 
     @staticmethod
     def _decode(origin: str, value: bytes | str | None) -> RobotsVerdict | None:

@@ -13,6 +13,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from extensions.bounded import keep_newest
 from extensions.state.connection import as_str
 
 if TYPE_CHECKING:
@@ -53,10 +54,7 @@ class RobotsFailures:
         return count
 
     def _keep(self, origin: str, count: int) -> None:
-        self._counts[origin] = count
-        self._counts.move_to_end(origin)
-        while len(self._counts) > LOCAL_ORIGINS:
-            self._counts.popitem(last=False)
+        keep_newest(self._counts, origin, count, LOCAL_ORIGINS)
 
     async def recovered(self, origin: str) -> None:
         """A usable verdict: the origin's failures start over (for every worker)."""
