@@ -171,6 +171,9 @@ PRIORITY_TRAP_CLOSE_SHARE = 0.8
 PRIORITY_DEMOTE_PENALTY = 30.0
 PRIORITY_TRAP_PROBE_EVERY = 50
 PRIORITY_TRAP_REOPEN_AFTER = 3
+# Dead numbers above a numbered sequence's highest live one (/page/N) that end it: larger
+# numbers are refused (0 = off; 1 is refused: one broken link must not end a section).
+PRIORITY_TRAP_END_AFTER = 2
 # Duplicates differing only in one query parameter before the host's URLs drop it (0 = off).
 PRIORITY_NOISE_AFTER = 2
 

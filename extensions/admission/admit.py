@@ -21,8 +21,10 @@ from extensions.admission.noise import strip_params
 from extensions.admission.patterns import (
     UrlParts,
     family_of,
+    number_of,
     pattern_strings,
     split_canonical,
+    split_url,
     url_patterns,
 )
 from extensions.admission.politeness_key import PER_IP, PolitenessKeys
@@ -96,6 +98,8 @@ class Admission:
     # Closed URL patterns (trap feedback) and learned noise parameters (host -> names),
     # refreshed from Redis with the blocklist.
     closed_patterns: frozenset[str] = frozenset()
+    # Fine pattern -> the number past which its sequence ends (traps.lua's ceilings).
+    ceilings: dict[str, int] = field(default_factory=dict)
     noise: dict[str, frozenset[str]] = field(default_factory=dict)
     # The last parent URL seen and its host (referrer_key).
     _parent: tuple[str, str] = field(default=("", ""), init=False, repr=False)
@@ -106,15 +110,23 @@ class Admission:
         explicit = meta.get("frontier_priority")
         return -1 if explicit is None else min(max(int(explicit), 0), self.priorities - 1)
 
-    def closed(self, url: str, listed: bool = False) -> bool:
-        """A URL of a pattern trap feedback closed (dispatch drops it unless a probe)."""
-        if not self.closed_patterns:
-            return False
-        p = url_patterns(url)
+    def closed(self, url: str, listed: bool = False) -> str | None:
+        """Why trap feedback refuses a queued URL (dispatch drops it unless a probe):
+        pattern_closed, past_the_end (its number is past where its pattern's sequence
+        was seen to end), or None. Sitemap URLs pass both a closed family and an end:
+        the site lists them as its pages (traps.lua)."""
+        if not self.closed_patterns and not self.ceilings:
+            return None
+        parts = split_url(url)
+        p = url_patterns(parts)
         path = "p|" + p.path_key if p.path_key else ""
-        # Sitemap URLs pass a closed family: the site lists them as its pages (traps.lua).
         family = "f|" + p.family if p.family and not listed else ""
-        return not self.closed_patterns.isdisjoint((p.fine, p.coarse, path, family))
+        if not self.closed_patterns.isdisjoint((p.fine, p.coarse, path, family)):
+            return "pattern_closed"
+        end = self.ceilings.get(p.fine)
+        if end is not None and not listed and number_of(parts) > end:
+            return "past_the_end"
+        return None
 
     def _pattern_fields(self, parts: UrlParts) -> tuple[str, str, str, str, str]:
         fine, coarse, host_wide, path_key = pattern_strings(parts)
@@ -163,6 +175,7 @@ class Admission:
             family=family_of(patterns[0]) if filtered else "",
             # A seed, or its redirect (depth 0 too): its host gets the seeded budget.
             seed=not meta.get("depth") and source_of(meta) == "seed",
+            number=number_of(parts) if filtered else -1,
         )
 
     def _check(self, canonical: str, parts: UrlParts, depth: int) -> None:

@@ -6,8 +6,9 @@ worker re-reads it every URL_BLOCKLIST_REFRESH seconds and swaps the compiled ru
 into its Admission whole. An invalid rule keeps the previous rules (one error line,
 stat frontier/blocklist/invalid) rather than letting everything through. The patterns
 trap feedback closed (each shard's closed_patterns set) are re-read at the same pace:
-dispatch drops their queued URLs (the admit script refuses new ones by itself), and
-so are the learned noise parameters (admission/noise.py).
+dispatch drops their queued URLs (the admit script refuses new ones by itself), with
+the ends of numbered sequences the same feedback saw (past_the_end), and so are the
+learned noise parameters (admission/noise.py).
 """
 
 from __future__ import annotations
@@ -28,6 +29,25 @@ if TYPE_CHECKING:
     from extensions.state.connection import AnyAsyncRedis
 
 logger = logging.getLogger(__name__)
+
+
+# A closed-set member "n|<number>|<pattern>": the pattern's numbered sequence ends
+# there, and larger numbers are refused (traps.lua, past the end).
+CEILING_MARK = "n|"
+
+
+def split_closed(members: list[str]) -> tuple[frozenset[str], dict[str, int]]:
+    """A closed_patterns set's members: (closed patterns, pattern -> end of sequence)."""
+    closed: set[str] = set()
+    ceilings: dict[str, int] = {}
+    for member in members:
+        if member.startswith(CEILING_MARK):
+            number, _, pattern = member[len(CEILING_MARK) :].partition("|")
+            if number.isdigit() and pattern:
+                ceilings[pattern] = int(number)
+        else:
+            closed.add(member)
+    return frozenset(closed), ceilings
 
 
 class BlocklistRefresh:
@@ -60,10 +80,17 @@ class BlocklistRefresh:
             await self.redis.sadd(self.key, *rules)
 
     def patterns_changed(self, closed: list[str] | None, reopened: list[str] | None) -> None:
-        """This worker's report closed or reopened patterns: in force before the next read."""
-        if closed or reopened:
-            patterns = (self.admission.closed_patterns | set(closed or [])) - set(reopened or [])
-            self.admission.closed_patterns = frozenset(patterns)
+        """This worker's report closed or reopened patterns (or set or lifted a
+        sequence's end): in force before the next read."""
+        if not closed and not reopened:
+            return
+        gone_patterns, gone_ends = split_closed(reopened or [])
+        new_patterns, new_ends = split_closed(closed or [])
+        patterns = (self.admission.closed_patterns | new_patterns) - gone_patterns
+        self.admission.closed_patterns = frozenset(patterns)
+        if gone_ends or new_ends:
+            ends = {k: v for k, v in self.admission.ceilings.items() if gone_ends.get(k) != v}
+            self.admission.ceilings = {**ends, **new_ends}
 
     def noise_learned(self, host: str, name: str) -> None:
         """This process learned a noise parameter: in force before the next read."""
@@ -76,11 +103,14 @@ class BlocklistRefresh:
 
     async def refresh(self) -> None:
         self._due_at = self.clock() + self.refresh_s
-        closed: set[str] = set()
+        members: list[str] = []
         for key in self.closed_keys:  # one per shard: separate slots on a cluster
-            closed.update(as_str(m) for m in await self.redis.smembers(key))
+            members.extend(as_str(m) for m in await self.redis.smembers(key))
+        closed, ceilings = split_closed(members)
         self.stats.set_value("frontier/patterns_closed", len(closed))
-        self.admission.closed_patterns = frozenset(closed)
+        self.stats.set_value("frontier/sequence_ends", len(ceilings))
+        self.admission.closed_patterns = closed
+        self.admission.ceilings = ceilings
         self.admission.noise = learned(
             [as_str(m) for m in await self.redis.smembers(self.noise_key)]
         )

@@ -16,6 +16,12 @@ in PRIORITY_TRAP_PROBE_EVERY through, so fresh pages can show up; after
 PRIORITY_TRAP_REOPEN_AFTER fresh pages in a row it opens again with a clean slate: one bad
 streak does not close a real section for good.
 
+Past the end: a numbered sequence (/page/N, ?page=N) learns where it ends. Once
+PRIORITY_TRAP_END_AFTER dead numbers (soft-404, not found, duplicate) came above the
+highest number fetched as new content, numbers past the lowest dead one are refused
+(`past_the_end`; queued ones dropped when leased), but for one probe in
+PRIORITY_TRAP_PROBE_EVERY and sitemap URLs; a new page past the end lifts it.
+
 Host budget (on by default, never unlimited unless the operator says so):
 PRIORITY_HOST_BUDGET (PRIORITY_HOST_BUDGET_SEEDED for a host a seed names, or where a
 seed redirected) + PRIORITY_HOST_BUDGET_PER_REFERRER x distinct referring hosts +
@@ -28,7 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from extensions.config import Setting, Table, at_least, between, read
+from extensions.config import Setting, Table, at_least, between, read, satisfies
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -51,6 +57,7 @@ class TrapConfig:
     host_budget_seeded: int  # the base for a host a seed names (or redirected to)
     budget_per_referrer: int
     budget_per_sitemap_url: float
+    end_after: int  # dead numbers above a sequence's highest live one that end it (0 = off)
 
 
 TRAPS = Table(
@@ -70,6 +77,14 @@ TRAPS = Table(
     Setting("PRIORITY_HOST_BUDGET_SEEDED", "host_budget_seeded", int, at_least(0)),
     Setting("PRIORITY_HOST_BUDGET_PER_REFERRER", "budget_per_referrer", int, at_least(0)),
     Setting("PRIORITY_HOST_BUDGET_PER_SITEMAP_URL", "budget_per_sitemap_url", float, at_least(0)),
+    Setting(
+        "PRIORITY_TRAP_END_AFTER",
+        "end_after",
+        int,
+        satisfies(
+            lambda n: n == 0 or n >= 2, "0 (off) or >= 2: one broken link must not end a sequence"
+        ),
+    ),
 )
 
 
@@ -79,10 +94,12 @@ def trap_config(settings: BaseSettings) -> TrapConfig:
 
 
 def pattern_state(raw: str) -> dict[str, Any]:
-    """A URL pattern's trap-feedback record, "admitted,n,bad,fresh,state,probes,outcomes"
+    """A URL pattern's trap-feedback record, "admitted,n,bad,fresh,state,probes,outcomes,
+    highest live number,lowest dead number above it,dead numbers above it"
     (frontier/lua/traps.lua), as operators read it (scrapy status --host, the report)."""
-    values = [float(x) for x in raw.split(",")] + [0.0] * 7
-    admitted, n, bad, fresh, state, probes, outcomes = values[:7]
+    values = [float(x) for x in raw.split(",")] + [0.0] * 10
+    admitted, n, bad, fresh, state, probes, outcomes, live, dead, dead_count = values[:10]
+    sequence = {"highest_live": int(live), "lowest_dead": int(dead), "dead": int(dead_count)}
     return {
         "state": PATTERN_STATES.get(int(state), "open"),
         "admitted": int(admitted),
@@ -90,6 +107,7 @@ def pattern_state(raw: str) -> dict[str, Any]:
         "bad_share": round(bad / n, 3) if n else 0.0,
         "fresh_streak": int(fresh),
         "refused_while_closed": int(probes),
+        **({"sequence": sequence} if dead_count or live else {}),
     }
 
 

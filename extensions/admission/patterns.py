@@ -26,6 +26,7 @@ from extensions.admission.filters import split_absolute
 from extensions.admission.memo import remember
 
 _DIGITS = re.compile(r"[0-9]+")
+_NUMBER = re.compile(r"[0-9]{1,15}")  # a counter Lua holds exactly (a double)
 # Long hex runs (hashes, UUID parts, session tokens): a digit and a letter a-f, 16+ chars.
 _HEX_TOKEN = re.compile(
     r"(?<![0-9A-Za-z])(?=[0-9a-fA-F-]*[0-9])(?=[0-9a-fA-F-]*[a-fA-F])[0-9a-fA-F-]{16,}(?![0-9A-Za-z])"
@@ -163,6 +164,23 @@ def _family(fine: str) -> str:
         return ""
     segments[last] = "<W>"
     return base[:slash] + "/".join(segments) + mark + names
+
+
+def number_of(parts: UrlParts) -> int:
+    """The URL's counter within its pattern, -1 when it has none: the last digit run of
+    its path (/page/7, /p7.html), or when the path has none the only all-digit query
+    value (?page=7). Trap feedback learns where a numbered sequence ends from it
+    (traps.lua: past the end). Digits inside a hex token are not a counter."""
+    path = parts.path
+    if _HEX_RUN.search(path) is not None:
+        path = _HEX_TOKEN.sub("", path)
+    digits = _DIGITS.findall(path)
+    if digits:
+        return int(digits[-1]) if len(digits[-1]) <= 15 else -1
+    if not parts.query:
+        return -1
+    values = [v for p in parts.query.split("&") if _NUMBER.fullmatch(v := p.partition("=")[2])]
+    return int(values[0]) if len(values) == 1 else -1
 
 
 def pattern_strings(parts: UrlParts) -> tuple[str, str, str, str]:

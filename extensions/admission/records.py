@@ -262,6 +262,7 @@ class AdmitItem(NamedTuple):
     sitemap: bool = False
     family: str = ""
     seed: bool = False  # a seed's (or its redirect's): the host gets the seeded budget
+    number: int = -1  # its counter in its pattern (patterns.number_of), -1 for none
 
     def lua(self) -> list[Any]:
         return [
@@ -276,4 +277,5 @@ class AdmitItem(NamedTuple):
             int(self.sitemap),
             self.family,
             int(self.seed),
+            self.number,
         ]

@@ -139,6 +139,7 @@ class DownloadEvent:
     host: str | None = None  # 'done': counted per host for operators; 'ack': its page's
     outcome: str | None = None  # 'ack': new, duplicate, soft_404, not_found (trap feedback)
     patterns: tuple[str, ...] = ()  # 'ack': the page's URL patterns (admission/patterns.py)
+    number: int = -1  # 'ack': its counter in its pattern (patterns.number_of), -1 for none
     failed: bool = False  # 'done': connection refused, reset or lost (counts against the IP)
 
     def lua(self) -> dict[str, Any]:
@@ -159,6 +160,8 @@ class DownloadEvent:
             event["host"] = self.host
         if self.outcome is not None and self.patterns:
             event["o"], event["pt"] = self.outcome, list(self.patterns)
+            if self.number >= 0:
+                event["n"] = self.number
         return event
 
 

@@ -85,8 +85,10 @@ class Dispatch:
             self.drop(request, "blocked")
             return
         listed = request.meta.get(SOURCE_META) == "sitemap"
-        if not request.meta.get(PROBE_META) and self.admission.closed(request.url, listed):
-            self.drop(request, "pattern_closed")  # trap feedback closed its pattern
+        probe = request.meta.get(PROBE_META)
+        closed = None if probe else self.admission.closed(request.url, listed)
+        if closed is not None:  # trap feedback closed its pattern, or saw its sequence end
+            self.drop(request, closed)
             return
         clean = strip_params(request.url, self.admission.noise)
         if clean != request.url:

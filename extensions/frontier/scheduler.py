@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from scrapy.utils.defer import deferred_from_coro
 
 from extensions.admission.filters import host_of
-from extensions.admission.patterns import url_patterns
+from extensions.admission.patterns import number_of, split_url, url_patterns
 from extensions.frontier.core import DownloadEvent
 from extensions.frontier.session import SchedulerSetup, open_session
 
@@ -185,7 +185,8 @@ def page_ack(request: Request, lease_id: str, at: float) -> DownloadEvent:
     outcome = "not_found" if status in NOT_FOUND else request.meta.get("frontier_outcome")
     if outcome is None or request.dont_filter:
         return DownloadEvent("ack", lease_id, at)
-    p = url_patterns(request.url)
+    parts = split_url(request.url)
+    p = url_patterns(parts)
     return DownloadEvent(
         "ack",
         lease_id,
@@ -193,4 +194,5 @@ def page_ack(request: Request, lease_id: str, at: float) -> DownloadEvent:
         host=host_of(request.url),
         outcome=outcome,
         patterns=(p.fine, p.coarse, p.host_wide, p.path_key, p.family),
+        number=number_of(parts),
     )

@@ -270,8 +270,11 @@ class FrontierSession:
             ("close the Redis connection", self.frontier.redis.aclose),
         )
         errors = {what: await _attempt(step) for what, step in steps}
-        closed = sorted(self.blocklist.admission.closed_patterns)
+        admission = self.blocklist.admission
+        closed = sorted(admission.closed_patterns)
         self.stats.set_value("frontier/closed_patterns", closed[:REPORTED_PATTERNS])
+        ends = sorted(f"{p} past {n}" for p, n in admission.ceilings.items())
+        self.stats.set_value("frontier/ended_sequences", ends[:REPORTED_PATTERNS])
         failed = {what: error for what, error in errors.items() if error is not None}
         if failed:
             first = next(iter(failed.values()))

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from extensions.state.keys import FrontierKeys, PageKeys, ShardedKeys
 
 # Refusal verdicts the admit script counts in P:stats under their own names (traps.lua).
-SCRIPT_REASONS = ("pattern_closed", "pattern_cap", "facet_cap", "host_budget")
+SCRIPT_REASONS = ("pattern_closed", "past_the_end", "pattern_cap", "facet_cap", "host_budget")
 # Worker stats shared crawl-wide in G:worker_stats (shared_stats.py), by prefix.
 REJECTED_PREFIX = "frontier/rejected/"
 ROBOTS_FAILED_PREFIX = "robots/failed/"

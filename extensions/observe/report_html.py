@@ -267,6 +267,8 @@ TRAP_COUNTERS = (
     ("patterns demoted", "trap_demoted"),
     ("probes of closed patterns", "trap_probes"),
     ("URLs refused: pattern closed", "pattern_closed"),
+    ("numbered sequences ended", "sequence_ended"),
+    ("URLs refused: past a sequence's end", "past_the_end"),
     ("URLs refused: facet cap", "facet_cap"),
     ("URLs refused: pattern cap", "pattern_cap"),
     ("URLs refused: host budget", "host_budget"),
@@ -278,15 +280,26 @@ def trap_rows(stats: dict[str, Any]) -> list[tuple[str, float]]:
     rows = [(label, float(stats.get(f"frontier/redis/{key}", 0))) for label, key in TRAP_COUNTERS]
     dropped = float(stats.get("frontier/dropped/pattern_closed", 0))
     rows.append(("queued URLs dropped: pattern closed (this worker)", dropped))
+    past = float(stats.get("frontier/dropped/past_the_end", 0))
+    rows.append(("queued URLs dropped: past a sequence's end (this worker)", past))
     return [(label, value) for label, value in rows if value]
 
 
 def closed_patterns(stats: dict[str, Any]) -> str:
-    patterns = stats.get("frontier/closed_patterns") or []
-    if not patterns:
-        return '<p class="sub">No URL pattern is closed.</p>'
-    items = "".join(f"<li><code>{_e(p)}</code></li>" for p in patterns)
-    return f"<p>URL patterns closed at the end of the crawl:</p><ul>{items}</ul>"
+    html = _code_list(
+        stats.get("frontier/closed_patterns"),
+        "URL patterns closed at the end of the crawl:",
+        "No URL pattern is closed.",
+    )
+    ends = stats.get("frontier/ended_sequences")
+    return html + _code_list(ends, "Numbered sequences ended (larger numbers refused):", "")
+
+
+def _code_list(entries: list[str] | None, title: str, empty: str) -> str:
+    if not entries:
+        return f'<p class="sub">{empty}</p>' if empty else ""
+    items = "".join(f"<li><code>{_e(e)}</code></li>" for e in entries)
+    return f"<p>{title}</p><ul>{items}</ul>"
 
 
 def error_rows(stats: dict[str, Any]) -> list[tuple[str, float]]:

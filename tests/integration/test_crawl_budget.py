@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from extensions.admission.patterns import url_patterns
+from extensions.admission.patterns import number_of, split_url, url_patterns
 from scripts.crawlrun import run_crawl, write_seeds
 from scripts.testweb import TestWeb, WebSpec
 from tests.integration.test_operator_commands import verb
@@ -36,6 +36,10 @@ def settings_for(web: TestWeb, **extra: Any) -> dict[str, Any]:
         "FRONTIER_DNS_RETRIES": 0,
         **extra,
     }
+
+
+def number(url: str) -> int:
+    return number_of(split_url(url))
 
 
 def page_requests(web: TestWeb, host: str | None = None) -> list[dict[str, Any]]:
@@ -139,6 +143,11 @@ def test_a_resumed_crawl_keeps_its_closed_patterns(tmp_path: Path) -> None:
     for pattern in closed:
         refetched = [u for u in again if pattern in under(u)]
         assert len(refetched) <= 1, (pattern, refetched)  # at most a probe
+    # Ended numbered sequences are kept too: nothing past their end is fetched again.
+    for ended in report["stats"].get("frontier/ended_sequences", []):
+        fine, _, end = ended.rpartition(" past ")
+        past = [u for u in again if url_patterns(u).fine == fine and number(u) > int(end)]
+        assert len(past) <= 1, (ended, past)
 
 
 def test_a_seeded_host_gets_the_seeded_budget(tmp_path: Path) -> None:

@@ -163,6 +163,11 @@ BAD = [
     ("PRIORITY_TRAP_CLOSE_SHARE", -0.1, "in 0..1, not -0.1"),
     ("PRIORITY_TRAP_REOPEN_AFTER", 0, ">= 1, not 0"),
     ("PRIORITY_TRAP_PROBE_EVERY", 0, ">= 1, not 0"),
+    (
+        "PRIORITY_TRAP_END_AFTER",
+        1,
+        "0 (off) or >= 2: one broken link must not end a sequence, not 1",
+    ),
     ("PRIORITY_DEMOTE_PENALTY", -5, ">= 0, not -5"),
     ("PRIORITY_FACET_MAX", -1, ">= 0, not -1"),
     ("PRIORITY_HOST_WEIGHT", -1, ">= 0, not -1"),

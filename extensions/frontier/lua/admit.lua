@@ -4,7 +4,8 @@
 -- unresolved hosts park their requests in a pending list.
 -- A.items: list of {seen_key ('' = dont_filter), ip ('' = unresolved), host, prio (-1 =
 -- the score's bucket), rec, fine, coarse, host-wide pattern, path key (query URLs),
--- facet key (faceted URLs), score, referrer pair key, sitemap (0/1), family, seed (0/1)}
+-- facet key (faceted URLs), score, referrer pair key, sitemap (0/1), family, seed (0/1),
+-- number (its counter in its pattern, -1 for none)}
 -- (AdmitItem.lua).
 -- Retries and redirects (seen_key '') bypass URL-seen and budgets.
 
@@ -75,10 +76,11 @@ for _, it in ipairs(A.items) do
       local pt = item.pt
       pt[1], pt[2], pt[3], pt[4], pt[5], pt[6] = it[6], it[7], it[8], it[9], it[10], it[14] or ''
       item.host, item.prio, item.score, item.sitemap = host, prio, it[11], it[13]
+      item.num = it[16] or -1
       verdict, prio, probe, lane = charge(item)
       -- Refused by trap feedback: not marked seen (a Bloom filter cannot forget), so it
       -- may come back once the pattern reopens (budgets and caps are final for this crawl).
-      if verdict ~= 'pattern_closed' then seen_mark(seen_key) end
+      if verdict ~= 'pattern_closed' and verdict ~= 'past_the_end' then seen_mark(seen_key) end
     end
   elseif prio < 0 then
     prio, lane = bucket(it[11]), bucket(it[11], CFG.lanes)

@@ -44,7 +44,7 @@ local function incr(key, field, by)
 end
 
 local function parse_pattern(raw)
-  local t, i = {0, 0, 0, 0, 0, 0, 0}, 1
+  local t, i = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 1
   if not raw then return t end
   -- Most records are a bare count: no gmatch (a C closure and a string per field).
   if not string.find(raw, ',', 1, true) then
@@ -84,14 +84,15 @@ end
 
 -- A record's text without its trailing zero fields: most patterns have only been
 -- admitted so far ("3", not "3,0.000,0.000,0,0,0,0": 20 bytes each), read back as zeros.
+-- Fields 2 and 3 are decayed counts; the rest are integers.
 local function pattern_text(t)
-  if t[2] == 0 and t[3] == 0 and t[4] == 0 and t[5] == 0 and t[6] == 0 and t[7] == 0 then
-    return string.format('%d', t[1])  -- the common record, without six more formats
+  local n = #t
+  while n > 1 and t[n] == 0 do n = n - 1 end
+  if n == 1 then return string.format('%d', t[1]) end  -- the common record: one format
+  local out = {}
+  for i = 1, n do
+    out[i] = string.format((i == 2 or i == 3) and '%.3f' or '%d', t[i])
   end
-  local out = {string.format('%d', t[1]), string.format('%.3f', t[2]),
-               string.format('%.3f', t[3]), string.format('%d', t[4]),
-               string.format('%d', t[5]), string.format('%d', t[6]), string.format('%d', t[7])}
-  local n = #out
   while n > 1 and tonumber(out[n]) == 0 do n = n - 1 end
   return table.concat(out, ',', 1, n)
 end
@@ -238,6 +239,57 @@ local function gate(field)
   return 'probe', t
 end
 
+-- Past the end of a numbered sequence (/page/N, ?page=N: patterns.number_of). A fine
+-- pattern's record keeps t[8] its highest number fetched as new content, t[9] the lowest
+-- dead number (a soft-404, not found, duplicate) above that, t[10] how many dead numbers
+-- came above it. Once CFG.traps.end_after have (one broken link must not end a section)
+-- above a live one, numbers past t[9] are refused: a forum of 100 pages linking /page/110
+-- .. /page/200.
+-- A new page above t[9] lifts the end; a closed-set member "n|<end>|<pattern>" tells the
+-- workers, whose dispatch drops queued URLs past it (admission/blocklist.py).
+local function ceiling_member(field, t)
+  -- No live number yet: no sequence is known (its first pages may be duplicates).
+  if T.end_after <= 0 or t[10] < T.end_after or t[8] <= 0 then return nil end
+  return 'n|' .. string.format('%d', t[9]) .. '|' .. field
+end
+
+local function past_the_end(it, field, t)
+  if it.num < 0 or it.sitemap == 1 or field ~= it.pt[1] then return nil end
+  if not ceiling_member(field, t) or it.num <= t[9] then return nil end
+  t[6] = t[6] + 1  -- one in probe_every still goes, so a grown sequence shows up
+  save_pattern(field, t)
+  if t[6] % T.probe_every ~= 0 then return 'past_the_end' end
+  return 'probe'
+end
+
+-- One numbered page's outcome into its fine pattern's sequence end.
+local function learn_number(field, n, bad)
+  local t = load_pattern(field)
+  if n <= t[8] then return end
+  local was = ceiling_member(field, t)
+  if bad == 0 then
+    t[8] = n
+    if t[9] <= n then t[9], t[10] = 0, 0 end
+  else
+    if t[9] == 0 or n < t[9] then t[9] = n end
+    t[10] = t[10] + 1
+  end
+  save_pattern(field, t)
+  local now = ceiling_member(field, t)
+  if was == now then return end
+  if was then
+    redis.call('SREM', K.closed_patterns, was)
+    table.insert(CHANGED.reopened, was)
+  end
+  if now then
+    redis.call('SADD', K.closed_patterns, now)
+    table.insert(CHANGED.closed, now)
+    stat('sequence_ended')
+  else
+    stat('sequence_end_lifted')
+  end
+end
+
 -- Admission of a URL new to the crawl: the pattern's state (and, for a URL with a
 -- query, its path's: all query variants of one path together), caps and budgets.
 -- Returns a refusal reason, or nil, the front queue (the score's bucket), whether the
@@ -258,7 +310,8 @@ local function charge(it)
     if verdict == nil and (pt[6] or '') ~= '' and it.sitemap ~= 1 then
       verdict, family_t = gate('f|' .. pt[6])
     end
-    if verdict == 'pattern_closed' then return verdict end
+    if verdict == nil then verdict = past_the_end(it, field, t) end
+    if verdict == 'pattern_closed' or verdict == 'past_the_end' then return verdict end
     probe = verdict == 'probe'
     state = math.max(t[5], path_t and path_t[5] or OPEN, family_t and family_t[5] or OPEN)
     if CFG.max_per_pattern > 0 and t[1] >= CFG.max_per_pattern then return 'pattern_cap' end
@@ -354,6 +407,7 @@ local function feedback(ev)
   redis.call('HINCRBY', K.host_stats, ev.host .. '|page_' .. ev.o, 1)
   local field = resolve(ev.host, ev.pt, false)
   if field then learn(field, bad, ev.o == 'copy') end
+  if field and field == ev.pt[1] and ev.n then learn_number(field, ev.n, bad) end
   if (ev.pt[4] or '') ~= '' then learn_shared(ev.host, 'p|' .. ev.pt[4], bad) end
   if (ev.pt[5] or '') ~= '' then learn_shared(ev.host, 'f|' .. ev.pt[5], bad) end
 end

@@ -87,9 +87,14 @@ def test_the_report_shows_trap_feedback_and_closed_patterns() -> None:
         "frontier/redis/pattern_closed": 40,
         "frontier/dropped/pattern_closed": 12,
         "frontier/closed_patterns": ["shop.test/shop/?color&size", "h.test/calendar/<N>/<N>"],
+        "frontier/redis/past_the_end": 7,
+        "frontier/dropped/past_the_end": 5,
+        "frontier/ended_sequences": ["forum.test/page/<N> past 110"],
     }
     html = render({"stats": stats})
     assert "Crawl budget: trap feedback" in html
     assert "patterns closed" in html and "URLs refused: pattern closed" in html
     assert "<code>h.test/calendar/&lt;N&gt;/&lt;N&gt;</code>" in html
+    assert "URLs refused: past a sequence&#x27;s end" in html
+    assert "<code>forum.test/page/&lt;N&gt; past 110</code>" in html
     assert "No URL pattern is closed." in render({"stats": {}})
