@@ -24,7 +24,7 @@ import redis
 from scrapy import Request, Spider
 
 from extensions.admission.admit import Admission, seen_key
-from extensions.admission.patterns import family_of, pattern_strings, split_canonical
+from extensions.admission.patterns import family_of, number_of, pattern_strings, split_canonical
 from extensions.admission.prioritizer import Prioritizer
 from extensions.admission.records import AdmitItem, encode_request
 from extensions.frontier.core import DownloadEvent, Frontier, FrontierConfig
@@ -269,6 +269,7 @@ class LinkItems:
             patterns=(fine, coarse, host_wide, path_key, facet),
             score=score,
             family=family_of(fine),
+            number=number_of(parts),
         )
 
     def items(self, n_ips: int, start: int, stop: int) -> Iterator[AdmitItem]:
