@@ -167,16 +167,17 @@ def _family(fine: str) -> str:
 
 
 def number_of(parts: UrlParts) -> int:
-    """The URL's counter within its pattern, -1 when it has none: the last digit run of
+    """The URL's counter within its pattern, -1 when it has none: the one digit run of
     its path (/page/7, /p7.html), or when the path has none the only all-digit query
     value (?page=7). Trap feedback learns where a numbered sequence ends from it
-    (traps.lua: past the end). Digits inside a hex token are not a counter."""
+    (traps.lua: past the end). A path with several numbers (a date, a version 1.4.10)
+    has no single counter; digits inside a hex token are not one."""
     path = parts.path
     if _HEX_RUN.search(path) is not None:
         path = _HEX_TOKEN.sub("", path)
     digits = _DIGITS.findall(path)
     if digits:
-        return int(digits[-1]) if len(digits[-1]) <= 15 else -1
+        return int(digits[0]) if len(digits) == 1 and len(digits[0]) <= 15 else -1
     if not parts.query:
         return -1
     values = [v for p in parts.query.split("&") if _NUMBER.fullmatch(v := p.partition("=")[2])]

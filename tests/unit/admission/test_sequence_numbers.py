@@ -17,7 +17,8 @@ from tests.unit.admission.golden_admission import admission
     [
         ("http://h.test/page/7", 7),
         ("http://h.test/blog/p12.html", 12),
-        ("http://h.test/2024/05/post-3", 3),  # the last run of the path
+        ("http://h.test/2024/05/post-3", -1),  # several numbers: no single counter
+        ("http://h.test/notes/1.4.10", -1),
         ("http://h.test/list?page=4", 4),
         ("http://h.test/list?page=4&sort=new", 4),
         ("http://h.test/list?page=4&per=20", -1),  # two numbers: which one counts is unknown
@@ -29,7 +30,7 @@ from tests.unit.admission.golden_admission import admission
         ("http://h.test/list?page=%D9%A3", -1),  # not ASCII digits
     ],
 )
-def test_a_urls_number_is_its_last_path_counter_or_its_only_numeric_value(
+def test_a_urls_number_is_its_one_path_counter_or_its_only_numeric_value(
     url: str, number: int
 ) -> None:
     assert number_of(split_url(url)) == number

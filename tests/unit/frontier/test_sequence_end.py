@@ -161,3 +161,20 @@ def test_off_when_end_after_is_zero(make: MakeFrontier) -> None:
         return await ends(frontier)
 
     assert run(go()) == set()
+
+
+def test_a_query_counter_ends_its_sequence_too(make: MakeFrontier) -> None:
+    async def go() -> dict[str, Any]:
+        frontier = make(probe_every=50)
+        listing = f"http://{HOST}/blog/?page="
+        fine = url_patterns(f"{listing}1").fine
+        live = [numbered(f"{listing}{n}") for n in range(1, 9)]
+        await frontier.admit(live)
+        await crawl(frontier, set())
+        await frontier.admit([numbered(f"{listing}{n}") for n in (12, 15)])
+        await crawl(frontier, {f"{listing}12", f"{listing}15"})
+        assert await ends(frontier) == {f"n|12|{fine}"}
+        return dict((await frontier.admit([numbered(f"{listing}{n}") for n in (9, 20)])).extra)
+
+    reply = run(go())
+    assert (reply["admitted"], reply["refused"]) == (1, {"past_the_end": 1})
