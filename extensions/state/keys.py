@@ -73,11 +73,11 @@ Frontier keys (prefix P = "crawlproj:{<crawl>}", or "crawlproj:{<shard tag>}"):
     P:stats          hash    counters: queued, admitted, duplicate, leased, lease_expired, ...
     P:host_pages     hash    host -> URLs admitted this crawl (FRONTIER_MAX_PAGES_PER_HOST)
     P:patterns       hash    URL pattern (extensions/admission/patterns.py) -> trap feedback
-                             "admitted,n,bad,fresh,state,probes", trailing zeros cut,
-                             from its second URL on (P:shapes), PATTERNS_PER_HOST x 2 + 1;
+                             "admitted,n,bad,fresh,state,probes,outcomes,live,dead,dead_n"
+                             (traps.lua), zeros cut, from its 2nd URL, PATTERNS_PER_HOST x 2 + 1;
                              "q|<host><path>" -> query variants admitted (PRIORITY_FACET_MAX)
     P:trap_hosts     hash    host -> pattern fields it holds (PRIORITY_PATTERNS_PER_HOST)
-    P:closed_patterns set    patterns closed by trap feedback (workers drop their queued URLs)
+    P:closed_patterns set    patterns closed by trap feedback, "n|<end>|<pattern>" sequence ends
     P:host_info      hash    "<host>|r" -> distinct referring hosts, "<host>|s" -> sitemap URLs
     P:paused         string  set = the whole crawl is paused (kill switch)
     P:paused_ips     hash    ip -> the host/IP the operator paused (shared hosting pauses too)
