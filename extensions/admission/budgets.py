@@ -17,9 +17,9 @@ PRIORITY_TRAP_REOPEN_AFTER fresh pages in a row it opens again with a clean slat
 streak does not close a real section for good.
 
 Past the end: a numbered sequence (/page/N, ?page=N) learns where it ends. Once
-PRIORITY_TRAP_END_AFTER dead numbers (soft-404, not found, duplicate) came above the
-highest number fetched as new content, numbers past the lowest dead one are refused
-(`past_the_end`; queued ones dropped when leased), but for one probe in
+PRIORITY_TRAP_END_AFTER dead numbers (soft-404, not found, a copy of the pattern's own
+page) came above the highest number fetched as new content, numbers past the lowest dead
+one are refused (`past_the_end`; queued ones dropped when leased), but for one probe in
 PRIORITY_TRAP_PROBE_EVERY and sitemap URLs; a new page past the end lifts it.
 
 Host budget (on by default, never unlimited unless the operator says so):

@@ -241,7 +241,7 @@ end
 
 -- Past the end of a numbered sequence (/page/N, ?page=N: patterns.number_of). A fine
 -- pattern's record keeps t[8] its highest number fetched as new content, t[9] the lowest
--- dead number (a soft-404, not found, duplicate) above that, t[10] how many dead numbers
+-- dead number (SEQUENCE, below) above that, t[10] how many dead numbers
 -- came above it. Once CFG.traps.end_after have (one broken link must not end a section)
 -- above a live one, numbers past t[9] are refused: a forum of 100 pages linking /page/110
 -- .. /page/200.
@@ -262,12 +262,18 @@ local function past_the_end(it, field, t)
   return 'probe'
 end
 
+-- What a numbered page says of its sequence: live (new content) or dead (not found, or a
+-- copy of its own pattern's page: a clamped last page). A duplicate of another pattern's
+-- page says nothing: real numbered pages can be near copies of a page elsewhere.
+local SEQUENCE = {new = 'live', soft_404 = 'dead', not_found = 'dead', copy = 'dead'}
+
 -- One numbered page's outcome into its fine pattern's sequence end.
-local function learn_number(field, n, bad)
+local function learn_number(field, n, outcome)
+  local said = SEQUENCE[outcome]
   local t = load_pattern(field)
-  if n <= t[8] then return end
+  if not said or n <= t[8] then return end
   local was = ceiling_member(field, t)
-  if bad == 0 then
+  if said == 'live' then
     t[8] = n
     if t[9] <= n then t[9], t[10] = 0, 0 end
   else
@@ -407,7 +413,7 @@ local function feedback(ev)
   redis.call('HINCRBY', K.host_stats, ev.host .. '|page_' .. ev.o, 1)
   local field = resolve(ev.host, ev.pt, false)
   if field then learn(field, bad, ev.o == 'copy') end
-  if field and field == ev.pt[1] and ev.n then learn_number(field, ev.n, bad) end
+  if field and field == ev.pt[1] and ev.n then learn_number(field, ev.n, ev.o) end
   if (ev.pt[4] or '') ~= '' then learn_shared(ev.host, 'p|' .. ev.pt[4], bad) end
   if (ev.pt[5] or '') ~= '' then learn_shared(ev.host, 'f|' .. ev.pt[5], bad) end
 end

@@ -37,8 +37,8 @@ def numbered(url: str, sitemap: bool = False) -> AdmitItem:
     )
 
 
-async def crawl(frontier: Frontier, dead: set[str]) -> list[str]:
-    """Lease and ack every queued URL, one at a time: soft_404 for `dead`, else new."""
+async def crawl(frontier: Frontier, dead: set[str], dead_as: str = "soft_404") -> list[str]:
+    """Lease and ack every queued URL, one at a time: `dead_as` for `dead`, else new."""
     fetched: list[str] = []
     clock = frontier.clock
     for _ in range(300):
@@ -52,7 +52,7 @@ async def crawl(frontier: Frontier, dead: set[str]) -> list[str]:
         url = record.removeprefix(PROBE_MARK)[6:-2]
         fetched.append(url)
         p = url_patterns(url)
-        outcome = "soft_404" if url in dead else "new"
+        outcome = dead_as if url in dead else "new"
         done = DownloadEvent("done", lease_id, clock.now, 200)  # type: ignore[attr-defined]
         ack = DownloadEvent(
             "ack",
@@ -178,3 +178,16 @@ def test_a_query_counter_ends_its_sequence_too(make: MakeFrontier) -> None:
 
     reply = run(go())
     assert (reply["admitted"], reply["refused"]) == (1, {"past_the_end": 1})
+
+
+def test_a_duplicate_of_a_page_elsewhere_is_not_a_dead_number(make: MakeFrontier) -> None:
+    async def go() -> set[str]:
+        frontier = make()
+        await admit(frontier, range(1, 6))
+        await crawl(frontier, set())
+        await admit(frontier, [8, 9])
+        # Near copies of another pattern's page: real numbered pages can be.
+        await crawl(frontier, {f"{PAGES}8", f"{PAGES}9"}, dead_as="duplicate")
+        return await ends(frontier)
+
+    assert run(go()) == set()
