@@ -311,3 +311,22 @@ def redis_cpu_s(client: redis.Redis) -> float:
     """redis-server's own CPU seconds so far (INFO cpu: user + sys, main and children)."""
     cpu = client.info("cpu")
     return float(cpu["used_cpu_user"]) + float(cpu["used_cpu_sys"])
+
+
+# INFO persistence fields set while a child process (AOF rewrite, RDB save) runs: the
+# parent pays copy-on-write faults for every page it writes meanwhile.
+FORK_FIELDS = ("aof_rewrite_in_progress", "rdb_bgsave_in_progress")
+
+
+def forking(client: redis.Redis) -> bool:
+    """True while an AOF rewrite or an RDB save runs in a forked child."""
+    persistence = client.info("persistence")
+    return any(int(persistence.get(f, 0)) for f in FORK_FIELDS)
+
+
+def wait_for_forks(client: redis.Redis, limit_s: float = 600.0) -> float:
+    """Seconds waited for a running fork to end (at most `limit_s`)."""
+    start = time.monotonic()
+    while forking(client) and time.monotonic() - start < limit_s:
+        time.sleep(0.5)
+    return time.monotonic() - start

@@ -36,7 +36,7 @@ import redis.asyncio as aioredis
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import NOISE_NOTE, percentile, redis_server, table
-from _ops import LinkItems, done_and_ack, redis_cpu_s, used_memory
+from _ops import LinkItems, done_and_ack, forking, redis_cpu_s, used_memory, wait_for_forks
 from bench_frontier_ops import warm_up
 from bench_scale import admit_range, machine
 
@@ -44,8 +44,6 @@ from extensions.admission.prioritizer import Prioritizer
 from extensions.frontier.core import Frontier, FrontierConfig
 from extensions.state.keys import FrontierKeys
 from tests.project_settings import project_frontier_config, project_settings
-
-FORK_FIELDS = ("aof_rewrite_in_progress", "rdb_bgsave_in_progress")
 
 
 @dataclasses.dataclass
@@ -93,11 +91,6 @@ def script_usec(sync: redis.Redis) -> float:
     stats = sync.info("commandstats")
     names = ("cmdstat_evalsha", "cmdstat_eval", "cmdstat_fcall")
     return float(sum(stats.get(n, {}).get("usec", 0) for n in names))
-
-
-def forking(sync: redis.Redis) -> bool:
-    persistence = sync.info("persistence")
-    return any(int(persistence.get(f, 0)) for f in FORK_FIELDS)
 
 
 async def timed(sync: redis.Redis, call: Awaitable[Any]) -> tuple[Any, float]:
@@ -165,17 +158,17 @@ async def fill(url: str, size: int, args: argparse.Namespace) -> Server:
     return Server(size, sync, frontier, base, admitted)
 
 
-async def settle(servers: list[Server]) -> None:
+def settle(servers: list[Server]) -> None:
     """Wait out a fork the admission started, so the first samples start alike."""
-    for _ in range(600):
-        if not any(forking(s.sync) for s in servers):
-            return
-        await asyncio.sleep(1.0)
+    for server in servers:
+        waited = wait_for_forks(server.sync)
+        if waited > 1:
+            print(f"    {server.size:,}: waited {waited:.0f} s for an AOF rewrite", flush=True)
 
 
 async def run(args: argparse.Namespace, urls: tuple[str, str]) -> list[Sample]:
     servers = [await fill(urls[0], args.small, args), await fill(urls[1], args.large, args)]
-    await settle(servers)
+    settle(servers)
     samples = []
     for r in range(1, args.rounds + 1):
         order = servers if r % 2 else servers[::-1]
