@@ -1,7 +1,7 @@
 """Is a lease as cheap at 20 M queued URLs as at 1 M? Both sizes side by side in one run.
 
     .venv/bin/python bench/bench_lease_flat.py [--small 1e6 --large 20e6 --ips 100000]
-        [--rounds 5 --lease-sample 20000]
+        [--small-ips 5000] [--rounds 5 --lease-sample 20000]
 
 Why: bench_scale.py measures lease+report once per size, minutes apart, so machine noise
 and whatever Redis does in the background at that moment (an AOF rewrite's fork of a
@@ -140,14 +140,16 @@ def config_for(args: argparse.Namespace) -> FrontierConfig:
     return dataclasses.replace(config, seen=dataclasses.replace(config.seen, capacity=capacity))
 
 
-async def fill(url: str, size: int, args: argparse.Namespace) -> Server:
+async def fill(url: str, size: int, ips: int, args: argparse.Namespace) -> Server:
     sync, client = redis.Redis.from_url(url), aioredis.Redis.from_url(url)
     config = config_for(args)
     base = await warm_up(client, config, sync)
     frontier = Frontier(client, FrontierKeys("flat"), config)
     maker = LinkItems(Prioritizer.from_settings(project_settings()))
     start = time.perf_counter()
-    admitted = await admit_range(frontier, maker, args, 0, size)
+    admitted = await admit_range(
+        frontier, maker, argparse.Namespace(**{**vars(args), "ips": ips}), 0, size
+    )
     seconds = time.perf_counter() - start
     memory = used_memory(sync) - base
     print(
@@ -167,7 +169,10 @@ def settle(servers: list[Server]) -> None:
 
 
 async def run(args: argparse.Namespace, urls: tuple[str, str]) -> list[Sample]:
-    servers = [await fill(urls[0], args.small, args), await fill(urls[1], args.large, args)]
+    servers = [
+        await fill(urls[0], args.small, args.small_ips, args),
+        await fill(urls[1], args.large, args.ips, args),
+    ]
     settle(servers)
     samples = []
     for r in range(1, args.rounds + 1):
@@ -203,12 +208,20 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--small", type=float, default=1e6, help="URLs queued in the first")
     parser.add_argument("--large", type=float, default=20e6, help="URLs queued in the second")
     parser.add_argument("--ips", type=int, default=100_000, help="IPs the URLs spread over")
+    parser.add_argument(
+        "--small-ips",
+        type=int,
+        default=0,
+        help="IPs of the small server (default --ips; --ips x small / large keeps the "
+        "URLs per IP, the back queues' depth, equal)",
+    )
     parser.add_argument("--rounds", type=int, default=5, help="lease samples per server")
     parser.add_argument("--lease-sample", type=int, default=20_000, help="URLs per sample")
     parser.add_argument("--batch", type=int, default=100, help="admit and lease batch")
     parser.add_argument("--back-queues", type=int, default=1024, help="FRONTIER_BACK_QUEUES")
     args = parser.parse_args()
     args.small, args.large = int(args.small), int(args.large)
+    args.small_ips = args.small_ips or args.ips
     if not 0 < args.small < args.large:
         parser.error("--small must be above 0 and below --large")
     return args
@@ -217,7 +230,10 @@ def parse_args() -> argparse.Namespace:
 def main() -> int:
     args = parse_args()
     print("bench_lease_flat: lease+report cost at two queue sizes, interleaved in one run")
-    print(f"{machine()}; {args.small:,} and {args.large:,} URLs over {args.ips:,} IPs")
+    print(
+        f"{machine()}; {args.small:,} URLs over {args.small_ips:,} IPs and "
+        f"{args.large:,} over {args.ips:,}"
+    )
     print(NOISE_NOTE)
     started = time.monotonic()
     with contextlib.ExitStack() as stack:
