@@ -191,7 +191,7 @@ def page_ack(request: Request, lease_id: str, at: float) -> DownloadEvent:
         "ack",
         lease_id,
         at,
-        host=host_of(request.url),
+        host=parts.host,  # host_of's, from the split already made
         outcome=outcome,
         patterns=(p.fine, p.coarse, p.host_wide, p.path_key, p.family),
         number=number_of(parts),

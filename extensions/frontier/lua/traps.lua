@@ -229,14 +229,20 @@ local function bucket(score, n)
   return math.max(0, math.min(n - 1, p))
 end
 
--- A closed pattern refuses the URL, or lets it in as its one probe in probe_every.
+-- A URL the pattern refuses (`reason`), or lets in as its one probe in probe_every, so
+-- fresh pages can still show up: t[6] counts them.
+local function refuse_or_probe(field, t, reason)
+  t[6] = t[6] + 1
+  save_pattern(field, t)
+  if t[6] % T.probe_every ~= 0 then return reason end
+  return 'probe'
+end
+
+-- A closed pattern refuses the URL, or lets it in as its probe.
 local function gate(field)
   local t = load_pattern(field)
   if t[5] ~= CLOSED then return nil, t end
-  t[6] = t[6] + 1
-  save_pattern(field, t)
-  if t[6] % T.probe_every ~= 0 then return 'pattern_closed', t end
-  return 'probe', t
+  return refuse_or_probe(field, t, 'pattern_closed'), t
 end
 
 -- Past the end of a numbered sequence (/page/N, ?page=N: patterns.number_of). A fine
@@ -256,10 +262,7 @@ end
 local function past_the_end(it, field, t)
   if it.num < 0 or it.sitemap == 1 or field ~= it.pt[1] then return nil end
   if not ceiling_member(field, t) or it.num <= t[9] then return nil end
-  t[6] = t[6] + 1  -- one in probe_every still goes, so a grown sequence shows up
-  save_pattern(field, t)
-  if t[6] % T.probe_every ~= 0 then return 'past_the_end' end
-  return 'probe'
+  return refuse_or_probe(field, t, 'past_the_end')  -- a probe shows a grown sequence
 end
 
 -- What a numbered page says of its sequence: live (new content) or dead (not found, or a
