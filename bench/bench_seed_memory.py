@@ -6,8 +6,9 @@
 nearly every one its own URL shape) over --hosts hosts into an empty redis-server of its
 own on 127.0.0.1 (the hosts are mapped to 127.0.x.y by DNS_HOSTS_MAP and never
 contacted: seeding fetches nothing), then INFO used_memory before and after, divided by
-the URLs queued, and MEMORY USAGE per key family. SEEN_CAPACITY = 1.1 x --urls (the
-Bloom filter and the shapes bitmap sized for the crawl, as an operator would).
+the URLs queued, and MEMORY USAGE per key family. The project's settings as they ship
+(an outsider's run); `--capacity N` sets SEEN_CAPACITY (the Bloom filter and the shapes
+bitmap sized for N URLs, as an operator who knows the crawl's size would).
 """
 
 from __future__ import annotations
@@ -49,9 +50,10 @@ def seed(url: str, path: Path, hosts_map: dict[str, str], capacity: int) -> None
         "REDIS_URL": url,
         "DNS_HOSTS_MAP": json.dumps(hosts_map),
         "DNS_ALLOWED_NETWORKS": "127.0.0.0/8",
-        "SEEN_CAPACITY": str(capacity),
         "LOG_LEVEL": "WARNING",
     }
+    if capacity:
+        settings["SEEN_CAPACITY"] = str(capacity)
     cmd = [sys.executable, "-m", "scrapy", "seed", "-f", str(path)]
     for name, value in settings.items():
         cmd += ["-s", f"{name}={value}"]
@@ -65,6 +67,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--urls", type=int, default=100_000)
     parser.add_argument("--hosts", type=int, default=1000)
+    parser.add_argument("--capacity", type=int, default=0, help="SEEN_CAPACITY (0: default)")
     args = parser.parse_args()
     hosts = [f"www.site{i}.test" for i in range(args.hosts)]
     hosts_map = {h: f"127.0.{i // 250 + 1}.{i % 250 + 1}" for i, h in enumerate(hosts)}
@@ -75,12 +78,13 @@ def main() -> None:
         with redis_server(Path(tmp)) as url:
             client = redis.Redis.from_url(url)
             before = used_memory(client)
-            seed(url, path, hosts_map, int(args.urls * 1.1))
+            seed(url, path, hosts_map, args.capacity)
             delta = used_memory(client) - before
             families = memory_by_family(client, "crawlproj:{web}")
     n = args.urls
     mean = sum(map(len, urls)) / n
-    print(f"{n:,} URLs (mean {mean:.1f} chars) over {args.hosts:,} hosts")
+    capacity = f"{args.capacity:,}" if args.capacity else "the default"
+    print(f"{n:,} URLs (mean {mean:.1f} chars) over {args.hosts:,} hosts, SEEN_CAPACITY {capacity}")
     print(f"INFO used_memory delta: {delta:,} B = {delta / n:.1f} B per queued URL")
     rows = [
         [family, keys, f"{size:,}", f"{size / n:.1f}"]

@@ -180,8 +180,10 @@ PRIORITY_NOISE_AFTER = 2
 # --- URL-seen (a Bloom filter per shard in Redis; repeats of recent links dropped before) ---
 # Bloom bits per URL key: false-positive rate 8.1e-5 at 20, 8.4e-3 at 10 (4096-bit blocks).
 SEEN_BITS_PER_KEY = 20
-# Keys in the first Bloom generation per shard (25 MB at 20; URL shapes: 8 bits per key more).
-SEEN_CAPACITY = 10_000_000
+# Keys in the first Bloom generation per shard (250 KB at 20 bits; URL shapes: 8 bits per
+# key more). Each full one starts a SEEN_GROWTH x larger one, so memory follows the crawl;
+# a crawl that expects N URLs per shard sets N (one generation: one lookup per URL).
+SEEN_CAPACITY = 100_000
 # False: the Bloom filters alone decide (2.5 B/URL in Redis at 20 bits/key, ~8e-5 of new
 # URLs lost); True: the exact set in Redis settles Bloom hits (lossless, +~64 B/URL).
 SEEN_EXACT = False

@@ -43,7 +43,7 @@ FILL_ALERT = 0.8  # share of a generation's capacity that raises the fill alert
 class BloomConfig:
     """What bloom.lua reads from cfg.seen. The defaults equal crawlproj/settings.py."""
 
-    capacity: int = 10_000_000  # SEEN_CAPACITY: keys of the first generation, per shard
+    capacity: int = 100_000  # SEEN_CAPACITY: keys of the first generation, per shard
     bits_per_key: float = 20.0  # SEEN_BITS_PER_KEY
     growth: int = 2  # SEEN_GROWTH
     exact: bool = False  # SEEN_EXACT: the exact set settles Bloom hits

@@ -66,7 +66,8 @@ Frontier keys (prefix P = "crawlproj:{<crawl>}", or "crawlproj:{<shard tag>}"):
                              segment, s<g> segments, c<g> keys inserted; legacy (1: P:seen
                              predates the filter and is checked on every Bloom miss)
     P:bloom:<g>:<s>  string  bitmap segment s of Bloom generation g (frontier/lua/bloom.lua)
-    P:shapes         string  URL patterns seen once: 2 bits each in 8 x SEEN_CAPACITY bits
+    P:shapes         string  URL patterns seen once: 2 bits each in 8 bits per key of the
+                             newest Bloom generation (emptied when a new one starts)
     P:pending:<host> list    "p|record" waiting for <host> to resolve (sharded: "p|parked",
                              parked = JSON {k: seen key, pt: pattern, r: record})
     P:pending_hosts  zset    host -> next resolution attempt

@@ -129,32 +129,37 @@ local function exists(field)
 end
 
 -- A pattern gets its record only once its shape recurs: its first URL sets the pattern's
--- two bits in K.shapes (a bitmap of 8 x SEEN_CAPACITY bits, ~5% false positives when
--- full: such a shape only gets its record one URL early) and is charged to the next
--- coarser pattern. Word slugs make nearly every URL of a site its own shape: exact
--- records for those cost ~115 B per URL. Not URL-seen's Bloom: its k = 14 bits made
--- this check cost as much again as the URL's own (~45 us of Redis CPU per URL).
-local SHAPE_BITS = 8 * CFG.seen.capacity
-
-local shapes_ready = false
+-- two bits in K.shapes (a bitmap of 8 bits per key of URL-seen's newest generation, ~5%
+-- false positives when that generation is full: such a shape only gets its record one
+-- URL early) and is charged to the next coarser pattern. Word slugs make nearly every URL
+-- of a site its own shape: exact records for those cost ~115 B per URL. Not URL-seen's
+-- Bloom: its k = 14 bits made this check cost as much again as the URL's own (~45 us of
+-- Redis CPU per URL). The bitmap grows with the Bloom, so a small crawl holds a small
+-- one: a new generation replaces it with one sized for that generation, empty (a shape
+-- seen once before the switch needs one URL more to get its record).
+local shape_bits = 0  -- the bitmap's size this call, in bits (0: not checked yet)
 
 -- SETBIT at a random offset grows the string a step at a time: allocate it once, whole.
-local function allocate_shapes()
-  shapes_ready = true
-  if redis.call('EXISTS', K.shapes) == 1 then return end
-  local bytes = math.ceil(SHAPE_BITS / 8)
-  if bytes <= 1048576 then
-    redis.call('SET', K.shapes, string.rep('\0', bytes))
+local function shapes_bitmap()
+  bloom_load()
+  local want = 8 * bloom.gens[#bloom.gens].n
+  if shape_bits == want then return want end
+  shape_bits = want
+  if redis.call('STRLEN', K.shapes) * 8 == want then return want end
+  redis.call('DEL', K.shapes)
+  if want <= 8 * 1048576 then
+    redis.call('SET', K.shapes, string.rep('\0', want / 8))
   else
-    redis.call('SETBIT', K.shapes, SHAPE_BITS - 1, 0)
+    redis.call('SETBIT', K.shapes, want - 1, 0)
   end
+  return want
 end
 
 local function recurs(field)
-  if not shapes_ready then allocate_shapes() end
+  local bits = shapes_bitmap()
   local digest = redis.sha1hex(field)
-  local a = tonumber(string.sub(digest, 1, 8), 16) % SHAPE_BITS
-  local b = tonumber(string.sub(digest, 9, 16), 16) % SHAPE_BITS
+  local a = tonumber(string.sub(digest, 1, 8), 16) % bits
+  local b = tonumber(string.sub(digest, 9, 16), 16) % bits
   -- '1', not 1: a number argument costs Redis a %.17g format.
   local old = redis.call('BITFIELD', K.shapes, 'SET', 'u1', a, '1', 'SET', 'u1', b, '1')
   if old[1] == 1 and old[2] == 1 then return true end

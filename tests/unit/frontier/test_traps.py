@@ -278,9 +278,31 @@ def test_a_shape_seen_once_gets_no_record(make: MakeFrontier) -> None:
     fields, first_seen, in_bloom, shape_bytes = run(go())
     assert fields == [f"{HOST}/*", f"{HOST}/blog/*"]
     assert first_seen == 8 + 1  # eight slugs and host/blog/* once
-    # Shapes have their own bitmap (8 bits per SEEN_CAPACITY key): URL-seen holds the URLs.
+    # Shapes have their own bitmap (8 bits per key of the Bloom's first generation).
     assert in_bloom == 8
     assert shape_bytes == capacity
+
+
+def test_the_shapes_bitmap_grows_with_url_seen(redis_url: str) -> None:
+    """A small crawl holds a small bitmap: 8 bits per key of the newest Bloom generation,
+    replaced (empty) when URL-seen starts a larger one."""
+
+    async def go() -> list[tuple[int, int]]:
+        client = aioredis.Redis.from_url(redis_url)
+        base = project_frontier_config(delay=1.0)
+        config = dataclasses.replace(base, seen=dataclasses.replace(base.seen, capacity=40))
+        frontier = Frontier(client, FrontierKeys("shapes"), config, clock=VirtualClock())
+        sizes = []
+        for batch in range(3):
+            urls = [f"http://{HOST}/w/{batch}-{n}/a{'b' * n}" for n in range(30)]
+            await frontier.admit([item(url) for url in urls])
+            generation = await client.hget(frontier.keys.key("seen_bloom"), "g")
+            sizes.append((int(generation), await client.strlen(frontier.keys.key("shapes"))))
+        await client.aclose()
+        return sizes
+
+    # 40 keys, then 80 (SEEN_GROWTH 2): 8 bits, one byte, per key of the newest.
+    assert run(go()) == [(1, 40), (2, 80), (2, 80)]
 
 
 def test_a_refused_url_costs_its_host_no_pattern_room(make: MakeFrontier) -> None:
