@@ -328,7 +328,12 @@ local function charge(it)
     if verdict == 'pattern_closed' or verdict == 'past_the_end' then return verdict end
     probe = verdict == 'probe'
     state = math.max(t[5], path_t and path_t[5] or OPEN, family_t and family_t[5] or OPEN)
-    if CFG.max_per_pattern > 0 and t[1] >= CFG.max_per_pattern then return 'pattern_cap' end
+    -- The cap is for one URL shape (host/calendar/<N>/<N>). A coarser field is a catch-all
+    -- of shapes seen once (word slugs: /wiki/<title>, a flat manual's pages), which the
+    -- host budget bounds: capped, it stopped a 1,169-page manual at ~1,000.
+    if CFG.max_per_pattern > 0 and field == pt[1] and t[1] >= CFG.max_per_pattern then
+      return 'pattern_cap'
+    end
     if over_facet_cap(host, pt[5]) then return 'facet_cap' end
   end
   if CFG.max_pages_per_host > 0 or T.host_budget > 0 then

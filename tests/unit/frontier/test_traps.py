@@ -305,6 +305,28 @@ def test_the_shapes_bitmap_grows_with_url_seen(redis_url: str) -> None:
     assert run(go()) == [(1, 40), (2, 80), (2, 80)]
 
 
+def test_the_pattern_cap_binds_one_shape_not_a_catch_all(redis_url: str) -> None:
+    """URL_MAX_PER_PATTERN caps a shape (/cal/<N>), never the catch-all of word slugs
+    seen once each (a wiki's /wiki/<title>, a flat manual's /<name>.html)."""
+
+    async def go() -> tuple[int, dict[str, int]]:
+        client = aioredis.Redis.from_url(redis_url)
+        config = dataclasses.replace(project_frontier_config(delay=1.0), max_per_pattern=5)
+        frontier = Frontier(client, FrontierKeys("cap"), config, clock=VirtualClock())
+        words = ["alpha", "beta", "gamma", "delta", "omega", "sigma", "kappa"]
+        slugs = [f"http://{HOST}/wiki/{a}_{b}" for a in words for b in words]
+        flat = [f"http://{HOST}/{a}-{b}.html" for a in words for b in words]
+        wiki = await frontier.admit([item(url) for url in [*slugs, *flat]])
+        days = [item(f"http://{HOST}/cal/{n}") for n in range(20)]
+        cal = await frontier.admit(days)
+        await client.aclose()
+        return wiki.extra["admitted"], {"admitted": cal.extra["admitted"], **cal.extra["refused"]}
+
+    admitted, cal = run(go())
+    assert admitted == 2 * 49
+    assert cal == {"admitted": 5, "pattern_cap": 15}
+
+
 def test_a_refused_url_costs_its_host_no_pattern_room(make: MakeFrontier) -> None:
     async def go() -> tuple[Any, int]:
         frontier = make(facet_max=1, patterns_per_host=3)
