@@ -3,9 +3,11 @@ with the content pipeline, WARC output and re-crawl on leaves its per-page state
 state, DNS and robots caches, content hashes, page templates, WARC originals: page shards)
 and its frontier shards (salted tags, each with its Bloom bitmaps, most of the memory)
 spread over the masters (state/keys.py), within 20% of each other in keys and MEMORY
-USAGE bytes, per-page families alone and all keys together. Only the simhash index stays
-on the crawl's tag (its add.lua writes every band table atomically); `-s` prints every
-family per master."""
+USAGE bytes, per-page families alone and all keys together but the crawl's own tag. Only
+the simhash index stays on that tag (its add.lua writes every band table atomically): at
+~880 B per page it is the one family that does not spread (issue 15), ~0.7 MB on one
+master here, which the Bloom filters' 25 MB per shard used to hide before they grew with
+the crawl; `-s` prints every family per master."""
 
 from __future__ import annotations
 
@@ -70,8 +72,10 @@ def test_per_page_state_spreads_over_the_masters(cluster: LocalCluster, tmp_path
     assert sum(docs) >= HOSTS * PAGES  # one re-crawl state per stored page
     for what in ("keys", "bytes"):
         spread = [total(m[what], PER_PAGE) for m in masters]
-        everything = [total(m[what]) for m in masters]
-        print(what, "per master, per-page families:", spread, "all:", everything)
+        everything = [total(m[what]) - total(m[what], CRAWL_TAG) for m in masters]
+        print(
+            what, "per master, per-page families:", spread, "all but the crawl's tag:", everything
+        )
         assert max(spread) <= 1.2 * min(spread), (what, spread)
         assert max(everything) <= 1.2 * min(everything), (what, everything)
     rest = [sharded(m["bytes"]) for m in masters]
