@@ -25,6 +25,7 @@ from extensions.admission.noise import noise_learned
 from extensions.admission.politeness_key import HOST_IP_KEYS
 from extensions.admission.prioritizer import Prioritizer
 from extensions.admission.recent import RECENT, RecentLinks
+from extensions.admission.recent import register as register_recent
 from extensions.config import read
 from extensions.dns.cache import HostResolver, process_resolver
 from extensions.frontier.background import REDIS_ERRORS, Background, one_line
@@ -163,11 +164,13 @@ class FrontierSession:
         )
         self.parked = self._parked(setup)
         self.ending = EndOfCrawl(self.frontier, self.background, self.note)
+        recent = RecentLinks(setup.admission, setup.recent_links)
+        register_recent(opened.engine.crawler, recent)  # the spider's check too
         self.batches = Batches(
             frontier=self.frontier,
             spider=opened.spider,
             admission=setup.admission,
-            recent=RecentLinks(setup.admission, setup.recent_links),
+            recent=recent,
             background=self.background,
             note=self.note,
             parked=self.parked,

@@ -4,9 +4,10 @@ they bring a referring host not yet counted, or must reach the frontier anyway."
 from __future__ import annotations
 
 from scrapy import Request, Spider
+from scrapy.utils.test import get_crawler
 
 from extensions.admission.prioritizer import PARENT_META
-from extensions.admission.recent import RecentLinks
+from extensions.admission.recent import RecentLinks, recent_links_of, register
 from tests.unit.admission.golden_admission import admission
 
 
@@ -69,3 +70,23 @@ def test_the_memory_is_bounded_oldest_first_and_zero_keeps_nothing() -> None:
     assert queue(recent, link("http://h.test/0"))  # forgotten: admitted again (URL-seen drops it)
     off = RecentLinks(admission(), 0)
     assert queue(off, link("http://h.test/a")) and queue(off, link("http://h.test/a"))
+
+
+def test_the_spider_asks_before_it_builds_a_request() -> None:
+    """repeats_link (a link as a URL and its page) answers as repeats does for the
+    Request the spider would build: same raw URL, same referring-host rule."""
+    recent = RecentLinks(admission(), 100)
+    assert queue(recent, link("http://h.test/a", parent="http://shop.test/1"))
+    assert recent.repeats_link("http://h.test/a", "http://shop.test/2")
+    assert recent.repeats_link("http://h.test/a", "http://h.test/z")
+    assert not recent.repeats_link("http://h.test/a", "http://cal.test/x")  # news: a new host
+    assert not recent.repeats_link("http://h.test/b", "http://h.test/z")  # never queued
+
+
+def test_the_open_schedulers_links_are_found_by_crawler() -> None:
+    crawler, other = get_crawler(LinkSpider), get_crawler(LinkSpider)
+    recent = RecentLinks(admission(), 100)
+    register(crawler, recent)
+    register(other, RecentLinks(admission(), 0))  # SEEN_LOCAL_CACHE = 0: nothing to ask
+    assert recent_links_of(crawler) is recent
+    assert recent_links_of(other) is None
