@@ -289,7 +289,7 @@ class ContentDedupPipeline:
             # A changed re-fetch that is nobody's duplicate: the distance to its old copy.
             verdict = Verdict(verdict.branch, distance=stored.distance)
         if prev is None and verdict.duplicate_of is None:
-            first = self._template_first(sig, url)
+            first = self._template_first(sig, url, int(response.meta.get("depth", 0)))
             if first is not None and first != url:
                 verdict = dataclasses.replace(verdict, template_of=first)
         # Template copies differ in words their URL supplies (a year, a query): those
@@ -322,14 +322,24 @@ class ContentDedupPipeline:
             pass  # feedback only
         return tuple(found)
 
-    def _template_first(self, sig: Signature, url: str) -> str | None:
-        """The first page with this page's template (shared: first writer wins)."""
+    def _template_first(self, sig: Signature, url: str, depth: int) -> str | None:
+        """The first page with this page's template (shared: first writer wins), unless
+        this page is no deeper than that one: a page listed beside it (a manual's
+        MSVC10, MSVC11, ... pages, linked from one index, differ only in numbers), not
+        a step of a walk (a calendar's next month is one link deeper each time)."""
         if sig.template is None or self.templates is None:
             return None
         try:
-            return self.templates.first_writer(sig.template, url)
+            first = self.templates.first_writer(sig.template, f"{depth} {url}")
         except RedisError:
             return None  # feedback only: a missed template costs nothing stored
+        depth_text, _, first_url = first.partition(" ")
+        if not depth_text.isdigit():
+            return first  # written before depths were kept: the URL alone
+        if first_url != url and depth <= int(depth_text):
+            self.stats.inc_value("content/template_sibling")
+            return None
+        return first_url
 
     def _dedup(self, sig: Signature, url: str) -> Verdict:
         if sig.content_hash is None:

@@ -101,8 +101,8 @@ prefix "crawlproj:{<crawl>:p<i>~<salt>}"):
                              latest full WARC response record (revisits refer to it)
     G:noise_counts   hash    "<host> <param>" -> duplicates differing only in it (noise.py)
     G:noise_params   set     learned noise parameters "<host> <param>": admission drops them
-    D:page_templates hash    template digest (16 hex) -> first URL with it: a later page with
-                             the digest is a template copy for trap feedback
+    D:page_templates hash    template digest (16 hex) -> "<depth> <first URL>" (older: the URL):
+                             a deeper page with the digest is a template copy (trap feedback)
     G:soft404        hash    origin -> soft-404 probe state JSON (extensions/content/soft404.py):
                              claimed (HSETNX by the first worker) or the answer's fingerprint
     D:doc:<fp>       string  re-crawl state of one stored URL, JSON (extensions/recrawl/state.py):

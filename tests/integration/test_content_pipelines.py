@@ -24,7 +24,7 @@ from scrapy.responsetypes import responsetypes
 from scrapy.utils.test import get_crawler
 
 from crawlproj.checkpoint import checkpoint_for
-from crawlproj.pipelines.content import ContentDedupPipeline
+from crawlproj.pipelines.content import TEMPLATE_COPY_META, ContentDedupPipeline
 from crawlproj.pipelines.metadata import MetadataPipeline
 from crawlproj.pipelines.store import PageStorePipeline
 from crawlproj.spiders.web import WebSpider, parse_page
@@ -256,6 +256,39 @@ def test_the_file_store_keeps_the_same_layout(tmp_path: Path, base_settings) -> 
     assert doc["content_ref"] == f"file://{tmp_path}/pages/{digests[0][:2]}/{digests[0]}.html.gz"
     assert updated["duplicate_of"] == doc["url"] and other["content_ref"]
     assert not list((tmp_path / "pages").rglob(".tmp-*"))
+
+
+def test_a_template_copy_is_a_deeper_page_not_a_listed_sibling(
+    tmp_path: Path, base_settings
+) -> None:
+    """Pages that differ only in numbers (a manual's MSVC10, MSVC11 pages) listed by one
+    index sit at one depth: not copies; the same template one link deeper (a
+    calendar's next month) is."""
+    harness = Harness({**base_settings, "PAGESTORE_URI": f"file://{tmp_path}/pages"})
+    text = "True when using the Microsoft Visual Studio v{0}0 toolset (cl version {1})."
+
+    async def go() -> list[bool]:
+        await harness.open()
+        copies = []
+        try:
+            for n, depth in ((10, 2), (11, 2), (12, 2), (14, 3)):
+                body = f"<html><body><h1>MSVC{n}</h1><p>{text.format(n, n + 6)}</p></body></html>"
+                url = f"http://twins.test/variable/MSVC{n}.html"
+                response = make_response(url, body.encode())
+                response.meta["depth"] = depth
+                item = harness.spider.page_item(response)
+                item.update(parse_page(response, "crawlproj").fields)
+                harness.checkpoint.register(item, response)
+                for pipeline in harness.pipelines:
+                    item = await pipeline.process_item(item)
+                copies.append(TEMPLATE_COPY_META in response.meta)
+        finally:
+            await harness.close()
+        return copies
+
+    assert run(go()) == [False, False, False, True]
+    assert harness.stats["content/template_sibling"] == 2
+    assert harness.stats["content/template_copy"] == 1
 
 
 async def drive_parse(harness: Harness, response: Any) -> tuple[Any, bool, list[Any]]:
