@@ -41,8 +41,10 @@ HREF_MAX_CHARS = 32_768
 
 _SKIPPED = "crawlproj/links/skipped/"
 
-# URLs whose _fetchable answer is kept (a few MB at most, whatever the crawl's length).
+# URLs whose _fetchable answer is kept (a few MB at most, whatever the crawl's length),
+# and (folder, href) pairs whose resolution is, for hrefs up to RESOLVED_MAX_CHARS.
 FETCHABLE_CACHE_SIZE = 16_384
+RESOLVED_MAX_CHARS = 2_048
 
 
 class SkippedLink(ValueError):
@@ -54,7 +56,8 @@ class SkippedLink(ValueError):
 
 
 def extract_links(response: TextResponse, stats: Stats | None = None) -> list[str]:
-    """Absolute http(s) URLs of the page's links, in document order, first occurrence only.
+    """Absolute http(s) URLs of the page's links (fragments cut), in document order, first
+    occurrence only.
 
     <base href> is honoured, so relative links resolve the way a browser resolves
     them. Canonicalization and filtering are the frontier's job.
@@ -102,13 +105,62 @@ def base_url(response: TextResponse) -> str:
 
 
 def resolve_href(base: str, href: str) -> str:
-    """The absolute URL `href` leads to from `base`; "" for an empty or in-page
-    (#fragment) href; SkippedLink when it leads to nothing `scrapy.Request` accepts."""
+    """The absolute URL `href` leads to from `base`, without its #fragment (a place in
+    a document, never another one: the frontier's canonical form drops it too, and a
+    manual's links to the sections of its pages would each cost an admission); "" for
+    an empty or in-page href; SkippedLink when it leads to nothing `scrapy.Request`
+    accepts."""
     if len(href) > HREF_MAX_CHARS:
         raise SkippedLink("too_long")
-    href = href.strip()
-    if not href or href.startswith("#"):
+    href = href.strip().partition("#")[0]
+    if not href:
         return ""
+    folder = _folder(base) if _base_free(href) else ""
+    if folder:
+        url = _resolve_in(folder, href)
+        if url.startswith(_SKIPPED):
+            raise SkippedLink(url[len(_SKIPPED) :])
+        return url
+    return _resolve(base, href)
+
+
+def _base_free(href: str) -> bool:
+    """Whether urljoin takes no more than the base's folder for `href`: not a query or
+    parameters alone, not a scheme with a relative path ("http:x" and "http:" reuse the
+    base's whole path), not "//" with neither host nor path (the base's URL again), and
+    short enough to keep."""
+    if len(href) > RESOLVED_MAX_CHARS:
+        return False
+    rest = href
+    if href.startswith(("http://", "https://")):
+        rest = href[href.index(":") + 1 :]
+    elif ":" in href:
+        return False
+    return rest[0] not in "?;" and rest != "//" and not rest.startswith("//?")
+
+
+def _folder(base: str) -> str:
+    """`base` up to its path's last "/" ("" when it has no path): what urljoin takes
+    from the base for any href but a query or a fragment."""
+    end = min(i for i in (base.find("?"), base.find("#"), len(base)) if i >= 0)
+    start = base.find("/", base.find("//") + 2)
+    if start < 0 or start >= end:
+        return ""
+    return base[: base.rfind("/", start, end) + 1]
+
+
+# Navigation hrefs repeat on every page of a folder ("../genindex.html" on each of a
+# Python manual's ~330-href pages): their join and check are answered from here. A
+# skip comes back as its stats name (exceptions are not cached).
+@functools.lru_cache(maxsize=FETCHABLE_CACHE_SIZE)
+def _resolve_in(folder: str, href: str) -> str:
+    try:
+        return _resolve(folder, href)
+    except SkippedLink as skipped:
+        return _SKIPPED + skipped.reason
+
+
+def _resolve(base: str, href: str) -> str:
     try:
         url = urljoin(base, href)
         scheme = urlsplit(url).scheme
