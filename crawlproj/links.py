@@ -142,8 +142,11 @@ def _base_free(href: str) -> bool:
 def _folder(base: str) -> str:
     """`base` up to its path's last "/" ("" when it has no path): what urljoin takes
     from the base for any href but a query or a fragment."""
+    authority = base.find("//")
+    if authority < 0:
+        return ""
     end = min(i for i in (base.find("?"), base.find("#"), len(base)) if i >= 0)
-    start = base.find("/", base.find("//") + 2)
+    start = base.find("/", authority + 2)
     if start < 0 or start >= end:
         return ""
     return base[: base.rfind("/", start, end) + 1]
