@@ -324,9 +324,8 @@ class ContentDedupPipeline:
 
     def _template_first(self, sig: Signature, url: str, depth: int) -> str | None:
         """The first page with this page's template (shared: first writer wins), unless
-        this page is no deeper than that one: a page listed beside it (a manual's
-        MSVC10, MSVC11, ... pages, linked from one index, differ only in numbers), not
-        a step of a walk (a calendar's next month is one link deeper each time)."""
+        this page is no deeper: listed beside it (a manual's MSVC10, MSVC11 pages differ
+        only in numbers), not a walk's step (a calendar's next month is one link deeper)."""
         if sig.template is None or self.templates is None:
             return None
         try:
