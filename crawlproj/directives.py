@@ -75,6 +75,10 @@ def _from_html(
     response: TextResponse, token: str, noindex: bool, nofollow: bool
 ) -> tuple[bool, bool, str | None]:
     selector = page_selector(response)  # a bad <base href> must not cost the page
+    if selector.type not in ("html", "xml"):
+        # A JSON or plain-text body (one cut at its headers arrives too) has no <meta>:
+        # parsel refuses XPath on it, and the page's row would be lost to the error.
+        return noindex, nofollow, None
     for meta in selector.xpath("//meta[@name][@content]"):
         name = (meta.attrib.get("name") or "").strip().lower()
         if name in ("robots", token):

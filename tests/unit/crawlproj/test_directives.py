@@ -62,6 +62,16 @@ def test_non_html_responses_use_headers_only() -> None:
     assert page_directives(response, "crawlproj").noindex is True
 
 
+@pytest.mark.parametrize("body", [b'{"a": 1}', b"", b"[1, 2"])
+def test_a_json_response_has_header_directives_and_no_error(body: bytes) -> None:
+    """parsel types a JSON body's selector "json" and refuses XPath on it: a manual's
+    index.json (cut at its headers) raised in the spider and lost its row."""
+    headers = {"Content-Type": "application/json", "X-Robots-Tag": "nofollow"}
+    response = TextResponse(URL, body=body, headers=headers, request=Request(URL))
+    found = page_directives(response, "crawlproj")
+    assert (found.noindex, found.nofollow, found.canonical) == (False, True, None)
+
+
 def test_a_bad_base_href_costs_neither_the_directives_nor_the_links() -> None:
     """w3lib raises on an unparsable <base href>; the page is read against its own URL."""
     from crawlproj.spiders.web import follow_links, parse_page
