@@ -1,6 +1,6 @@
 """Benchmark near-duplicate detection (run by hand, prints numbers).
 
-    .venv/bin/python bench/bench_neardup.py [--n 1000000] [--probes 2000]
+    .venv/bin/python bench/bench_neardup.py [--n 1000000] [--probes 2000] [--shards S]
 
 1. Throughput on ~10 KB HTML pages (corpus prose) of each step the pipeline
    runs per page: main-text extraction (resiliparse, furniture filter, visible
@@ -11,7 +11,10 @@
    the end: bulk-load time, memory, probe / check_and_add latency p50/p99 (the
    probe includes reading and comparing the candidates' sketches), for uniform
    random fingerprints and for a templated corpus (fingerprints clustered
-   around shared templates).
+   around shared templates). ``--shards S``: the index spread over S shard
+   tags as on a sharded crawl (simhash_keys.py), all in the one redis-server:
+   the client's cost of the spread layout (more commands, a commit and then
+   the writes); CPU per call is this process's.
 """
 
 from __future__ import annotations
@@ -112,12 +115,14 @@ def bench_fingerprints(n_pages: int = 300) -> None:
 
 def latencies(fn: Callable[[int], object], queries: list[int]) -> str:
     times = []
+    cpu = time.process_time()
     for q in queries:
         t = time.perf_counter()
         fn(q)
         times.append(time.perf_counter() - t)
+    cpu_ms = (time.process_time() - cpu) / len(queries) * 1e3
     p50, p99 = np.percentile(times, [50, 99]) * 1e3
-    return f"p50 {p50:.3f} ms  p99 {p99:.3f} ms"
+    return f"p50 {p50:.3f} ms  p99 {p99:.3f} ms  client CPU {cpu_ms:.3f} ms"
 
 
 def flip(fp: int, rng: random.Random, max_bits: int) -> int:
@@ -142,12 +147,18 @@ def load(index: SimhashIndex, fps: list[int], sketches: list[bytes], client: red
           f"bucket_overflows {index.bucket_overflows}")  # fmt: skip
 
 
-def bench_index(client: redis.Redis, name: str, fps: list[int], n_probes: int) -> None:
+def bench_index(
+    client: redis.Redis, name: str, fps: list[int], n_probes: int, shards: int = 1
+) -> None:
     rng = random.Random(5)
-    index = SimhashIndex(client, f"bench:{name}", DEFAULT_MAX_DISTANCE, DEFAULT_MIN_RESEMBLANCE)
+    spread = [f"{{bench:{name}:p{i}}}:neardup" for i in range(shards)] if shards > 1 else []
+    index = SimhashIndex(
+        client, f"bench:{name}", DEFAULT_MAX_DISTANCE, DEFAULT_MIN_RESEMBLANCE, shards=spread
+    )
     index.clear()
     print(f"{name}: {len(fps)} fingerprints, max_distance {DEFAULT_MAX_DISTANCE}, "
-          f"{sum(len(b.masks) for b in index.blocks)} look-ups per probe")  # fmt: skip
+          f"{sum(len(b.masks) for b in index.blocks)} look-ups per probe, "
+          f"{shards} shard(s)")  # fmt: skip
     # 4,096 distinct sketches cycled over the fingerprints: Redis memory is that of
     # N sketches all the same (each stored in full), and candidates rarely confirm.
     sketches = [_sketch(rng) for _ in range(4096)]
@@ -184,6 +195,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=1_000_000)
     parser.add_argument("--probes", type=int, default=2000)
     parser.add_argument("--only", choices=["text", "uniform", "templated"])
+    parser.add_argument("--shards", type=int, default=1)
     args = parser.parse_args()
     if args.only in (None, "text"):
         bench_fingerprints()
@@ -191,9 +203,9 @@ def main() -> None:
     with redis_server() as client:
         if args.only in (None, "uniform"):
             uniform = [rng.getrandbits(64) for _ in range(args.n)]
-            bench_index(client, "uniform", uniform, args.probes)
+            bench_index(client, "uniform", uniform, args.probes, args.shards)
         if args.only in (None, "templated"):
-            bench_index(client, "templated", templated(args.n, rng), args.probes)
+            bench_index(client, "templated", templated(args.n, rng), args.probes, args.shards)
 
 
 if __name__ == "__main__":

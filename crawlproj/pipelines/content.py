@@ -56,12 +56,8 @@ from extensions.admission.noise import differing_params, noise_config, noise_lea
 from extensions.config import Setting, Table, between, read
 from extensions.content.fingerprint import TextSignature, content_hash, hamming, signature
 from extensions.content.main_text import PageText, page_text
-from extensions.content.simhash_index import (
-    MAX_LOOKUPS,
-    Match,
-    SimhashIndex,
-    plan_blocks,
-)
+from extensions.content.simhash_index import MAX_LOOKUPS, Match, SimhashIndex, plan_blocks
+from extensions.content.simhash_keys import crawl_index_shards
 from extensions.content.template import template_digest
 from extensions.pagestore.protocol import is_html_type
 from extensions.state.connection import RedisUnavailable, redis_for
@@ -216,6 +212,7 @@ class ContentDedupPipeline:
         self.hashes = PageHash(self.redis, crawl, lambda pages: pages.content_hashes)
         self.templates = PageHash(self.redis, crawl, lambda pages: pages.page_templates)
         self.noise_keys = (keys.noise_counts, keys.noise_params)
+        hashes = self.hashes  # its layout is the crawl's page shards, known on first use
         self.index = SimhashIndex(
             self.redis,
             keys.neardup,
@@ -224,6 +221,7 @@ class ContentDedupPipeline:
             blocks=self.config.blocks,
             bucket_cap=self.config.bucket_cap,
             max_candidates=self.config.max_candidates,
+            shards=lambda: crawl_index_shards(self.redis, hashes.layout()[0]),
         )
 
     async def close_spider(self) -> None:

@@ -4,6 +4,7 @@
     visible_text.py   reader-visible text of HTML (lxml), boilerplate tags removed
     fingerprint.py    tokens, word shingles, 64-bit simhash, MinHash sketch, hashes
     simhash_index.py  shared simhash index in Redis with sketch verification (+ lua/)
+    simhash_keys.py   where the index's keys live: a commit ring, the rest in page shards
 
 A page is a near duplicate only when the simhash index proposes a candidate
 (Hamming distance <= NEARDUP_MAX_DISTANCE) AND the candidate's stored sketch

@@ -22,70 +22,51 @@ buckets): look-ups cost more than the bytes they copy. m=7 (71 look-ups) is
 cheaper still but its 9-bit buckets pass the 1000-entry cap at ~500k pages.
 Small k degenerates to the exact-block scheme (k=3, m=4: t = 0, 4 look-ups).
 
-Redis layout (all keys share one hash tag, so one Redis Cluster slot):
+Redis layout (simhash_keys.py: where each key lives, sharded or not):
   table i   HASH  block value (2 bytes) -> packed 8-byte big-endian fingerprints
   docs      HASH  fingerprint (8 bytes) -> doc_id of the first page indexed with it
   sketches  HASH  fingerprint (8 bytes) -> that page's sketch (SKETCH_BYTES)
-  log       STRING every added fingerprint appended, in order (length/8 = count)
   overflows STRING counter of fingerprints a full bucket refused
+  recent    LIST  the commit ring: the last RING_SIZE adds, fp .. sketch .. doc_id
+  count     STRING adds committed so far (the probe's snapshot)
 
 check_and_add is optimistic instead of one big Lua probe: with 381 look-ups
 and up to 1000 fingerprints per bucket, probing in Lua would block Redis for
 milliseconds per page. The probe runs client-side (numpy does the popcounts)
-after reading the log length S, the nearest max_candidates candidates' sketches
+after reading the count S; the nearest max_candidates candidates' sketches
 are read and compared; then ONE Lua script (lua/add.lua) atomically compares
-the fingerprint against the log entries added since S (normally none or a
-handful), verifying each one within k by its sketch, and adds it only if none
-is confirmed. Entries before S are complete adds (scripts are atomic) that the
-probe saw; entries after S are checked by the script: no two confirmed
-near-duplicates are ever admitted.
+the fingerprint against the ring's adds numbered S or later (normally none or
+a handful), verifying each one within k by the sketch the ring carries, and
+commits it only if none is confirmed: no two confirmed near-duplicates are
+both indexed. Unsharded the same script writes the tables. Sharded, the
+tables are written after the commit, in other slots, so a probe can read a
+table before a committed add reaches it: the commit then checks the adds from
+S - COMMIT_LAG on, which covers the adds in flight while a probe runs.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from typing import Any
 
 import numpy as np
 
 from extensions.content.fingerprint import SKETCH_SIZE, hamming, resemblance
+from extensions.content.simhash_keys import RING_SIZE, IndexKeys, index_keys
 from extensions.state.lua import assemble
 
 DEFAULT_BLOCKS = 5  # 13-bit blocks: the fewest Redis look-ups x bytes at k=13 (docstring)
 MAX_CANDIDATES = 64  # nearest candidates whose sketches a probe reads and compares
 MAX_LOOKUPS = 20_000  # refuse configurations whose probes would be absurd
 ADD_MANY_BATCH = 500  # items per Lua call in add_many: keeps each call ~ms
-
-
-@dataclass(frozen=True)
-class IndexKeys:
-    tables: tuple[str, ...]
-    docs: str
-    sketches: str
-    log: str
-    overflows: str
-
-    def all(self) -> list[str]:
-        return [*self.tables, self.docs, self.sketches, self.log, self.overflows]
-
-
-def index_keys(key_prefix: str, n_tables: int) -> IndexKeys:
-    """Every Redis key of one index. The only place key names are built.
-
-    A prefix without a ``{hash tag}`` is wrapped in one so that the Lua script's
-    keys always live in one Redis Cluster slot.
-    """
-    tag = key_prefix if "{" in key_prefix else f"{{{key_prefix}}}"
-    return IndexKeys(
-        tables=tuple(f"{tag}:t{i}" for i in range(n_tables)),
-        docs=f"{tag}:docs",
-        sketches=f"{tag}:sketches",
-        log=f"{tag}:log",
-        overflows=f"{tag}:overflows",
-    )
+# Adds a sharded commit checks before its probe's snapshot: those whose table writes
+# may not have landed when the probe read the tables (one round trip each, so a
+# handful at most; checking one costs the script ~1 us).
+COMMIT_LAG = 64
 
 
 @dataclass(frozen=True)
@@ -99,13 +80,16 @@ class Block:
     def field_bytes(self) -> int:
         return (self.width + 7) // 8
 
-    def field(self, fp: int) -> bytes:
-        return ((fp >> self.shift) & ((1 << self.width) - 1)).to_bytes(self.field_bytes, "big")
+    def value(self, fp: int) -> int:
+        return (fp >> self.shift) & ((1 << self.width) - 1)
 
-    def probe_fields(self, fp: int) -> list[bytes]:
-        value = (fp >> self.shift) & ((1 << self.width) - 1)
-        n = self.field_bytes
-        return [(value ^ mask).to_bytes(n, "big") for mask in self.masks]
+    def field(self, fp: int) -> bytes:
+        return self.value(fp).to_bytes(self.field_bytes, "big")
+
+    def probe_values(self, fp: int) -> list[int]:
+        """Every block value within this block's radius of fp's."""
+        value = self.value(fp)
+        return [value ^ mask for mask in self.masks]
 
 
 @cache
@@ -176,6 +160,9 @@ class SimhashIndex:
     tables (it is lost only where all m of its buckets are full). New entries
     are refused rather than old ones evicted: no rewrite of a full bucket per
     add, and the bucket keeps the template's earliest pages.
+    ``shards``: where the index spreads (simhash_keys.py), or a callable giving
+    them on first use (a crawl's page shards are known once its frontier opened);
+    none: every key under ``key_prefix``.
     """
 
     def __init__(
@@ -187,26 +174,42 @@ class SimhashIndex:
         blocks: int | None = None,
         bucket_cap: int = 1000,
         max_candidates: int = MAX_CANDIDATES,
+        shards: Sequence[str] | Callable[[], Sequence[str]] = (),
     ) -> None:
         kwargs: dict[str, Any] = getattr(redis_client, "get_connection_kwargs", dict)()
         if kwargs.get("decode_responses"):
             raise ValueError("SimhashIndex stores binary values: use decode_responses=False")
         self.redis = redis_client
+        self.key_prefix = key_prefix
         self.max_distance = max_distance
         self.min_resemblance = min_resemblance
         self.bucket_cap = bucket_cap
         self.max_candidates = max_candidates
         self.blocks = plan_blocks(max_distance, blocks or DEFAULT_BLOCKS)
-        self.keys = index_keys(key_prefix, len(self.blocks))
+        self._shards = shards
         self._add_script = redis_client.register_script(_lua_source("add.lua"))
         # Slots that must agree for a match (the Lua side compares counts).
         self._min_equal = math.ceil(min_resemblance * SKETCH_SIZE - 1e-9)
 
+    @cached_property
+    def keys(self) -> IndexKeys:
+        shards = self._shards() if callable(self._shards) else self._shards
+        return index_keys(self.key_prefix, len(self.blocks), shards)
+
     # ------------------------------------------------------------------ probe
 
     def _queue_probe(self, pipe: Any, fp: int) -> None:
-        for block, table in zip(self.blocks, self.keys.tables, strict=True):
-            pipe.hmget(table, block.probe_fields(fp))
+        keys = self.keys
+        for i, block in enumerate(self.blocks):
+            n = block.field_bytes
+            values = block.probe_values(fp)
+            if keys.parts == 1:
+                pipe.hmget(keys.table(i), [v.to_bytes(n, "big") for v in values])
+                continue
+            for part in range(keys.parts):
+                fields = [v.to_bytes(n, "big") for v in values if v % keys.parts == part]
+                if fields:
+                    pipe.hmget(keys.table(i, part), fields)
 
     def _near(self, fp: int, replies: list[list[bytes | None]]) -> tuple[np.ndarray, np.ndarray]:
         """Distinct candidates within max_distance, nearest first, and their distances."""
@@ -223,19 +226,38 @@ class SimhashIndex:
         order = np.lexsort((near, dist))
         return near[order], dist[order]
 
+    def _probe(self, fp: int) -> tuple[np.ndarray, np.ndarray]:
+        pipe = self.redis.pipeline(transaction=False)
+        self._queue_probe(pipe, fp)
+        return self._near(fp, pipe.execute())
+
+    def _docs(self, packed: list[bytes], sketches: bool) -> list[tuple[bytes | None, ...]]:
+        """Per fingerprint (packed): (doc_id,) or (doc_id, sketch), None where missing."""
+        keys = self.keys
+        pipe = self.redis.pipeline(transaction=False)
+        by_shard: dict[int, list[bytes]] = {}
+        for fp in packed:
+            by_shard.setdefault(keys.fp_shard(fp), []).append(fp)
+        for shard, fps in by_shard.items():
+            pipe.hmget(keys.docs(shard), fps)
+            if sketches:
+                pipe.hmget(keys.sketches(shard), fps)
+        replies = iter(pipe.execute())
+        found: dict[bytes, tuple[bytes | None, ...]] = {}
+        for fps in by_shard.values():
+            columns = [next(replies) for _ in range(1 + sketches)]
+            found.update(zip(fps, zip(*columns, strict=True), strict=True))
+        return [found[fp] for fp in packed]
+
     def probe_all(self, fp: int) -> list[tuple[int, str, int]]:
         """Every indexed (fingerprint, doc_id, distance) within max_distance, nearest
         first: the candidates, before any sketch is compared."""
-        pipe = self.redis.pipeline(transaction=False)
-        self._queue_probe(pipe, fp)
-        near, dist = self._near(fp, pipe.execute())
-        if not len(near):
-            return []
+        near, dist = self._probe(fp)
         fps = [int(f) for f in near]
-        ids = self.redis.hmget(self.keys.docs, [_pack(f) for f in fps])
+        ids = self._docs([_pack(f) for f in fps], sketches=False)
         return [
             (f, doc.decode(), int(d))
-            for f, doc, d in zip(fps, ids, dist, strict=True)
+            for f, (doc,), d in zip(fps, ids, dist, strict=True)
             if doc is not None
         ]
 
@@ -245,12 +267,8 @@ class SimhashIndex:
         fields = [_pack(int(f)) for f in near[: self.max_candidates]]
         if not fields:
             return None
-        pipe = self.redis.pipeline(transaction=False)
-        pipe.hmget(self.keys.sketches, fields)
-        pipe.hmget(self.keys.docs, fields)
-        sketches, ids = pipe.execute()
         best: Match | None = None
-        for stored, doc, d in zip(sketches, ids, dist, strict=False):
+        for (doc, stored), d in zip(self._docs(fields, sketches=True), dist, strict=False):
             if stored is None or doc is None:
                 continue
             r = resemblance(sketch, stored)
@@ -260,9 +278,7 @@ class SimhashIndex:
 
     def probe(self, fp: int, sketch: bytes) -> Match | None:
         """The best confirmed near duplicate of (fp, sketch) indexed, or None."""
-        pipe = self.redis.pipeline(transaction=False)
-        self._queue_probe(pipe, fp)
-        near, dist = self._near(fp, pipe.execute())
+        near, dist = self._probe(fp)
         return self._verify(near, dist, sketch)
 
     # -------------------------------------------------------------------- add
@@ -270,24 +286,53 @@ class SimhashIndex:
     def _item_args(self, fp: int, sketch: bytes, doc_id: str) -> list[bytes | str]:
         return [_pack(fp), doc_id, sketch, *(block.field(fp) for block in self.blocks)]
 
-    def _head(self, since: int) -> list[int]:
-        return [len(self.blocks), self.max_distance, self._min_equal, self.bucket_cap, since]
+    def _commit(self, since: int, args: list[bytes | str], client: Any = None) -> Any:
+        """add.lua: the commit on the ring's slot, with every write when unsharded."""
+        keys = self.keys
+        script_keys = [keys.recent, keys.count]
+        if keys.single_slot:
+            script_keys += [keys.docs(0), keys.sketches(0), keys.overflows(0)]
+            script_keys += [keys.table(i) for i in range(len(self.blocks))]
+        lag = 0 if keys.single_slot or since < 0 else COMMIT_LAG
+        head = [len(self.blocks), self.max_distance, self._min_equal, self.bucket_cap]
+        return self._add_script(
+            keys=script_keys, args=[*head, since, lag, RING_SIZE, *args], client=client
+        )
+
+    def _write_spread(self, items: list[tuple[int, bytes, str]]) -> None:
+        """The writes of committed adds to a sharded index, one pipeline (each bucket
+        append is a small script on the bucket's own slot: a raw EVAL, which a
+        cluster pipeline routes by its keys where it refuses eval() and evalsha()).
+        An identical fingerprint's bucket entries are appended again: rare (its
+        sketch differed), and a probe's candidates are deduplicated."""
+        keys, append = self.keys, _lua_source("append.lua")
+        pipe = self.redis.pipeline(transaction=False)
+        for fp, sketch, doc_id in items:
+            packed = _pack(fp)
+            shard = keys.fp_shard(packed)
+            pipe.hsetnx(keys.docs(shard), packed, doc_id)
+            pipe.hsetnx(keys.sketches(shard), packed, sketch)
+            for i, block in enumerate(self.blocks):
+                value = block.value(fp)
+                table, overflows = keys.table(i, value), keys.overflows(keys.table_shard(i, value))
+                args = (table, overflows, block.field(fp), packed, self.bucket_cap)
+                pipe.execute_command("EVAL", append, 2, *args)
+        pipe.execute()
 
     def add(self, fp: int, sketch: bytes, doc_id: str) -> None:
         """Index fp unconditionally (an identical fingerprint keeps its first doc_id)."""
-        self._add_script(
-            keys=self.keys.all(), args=[*self._head(-1), *self._item_args(fp, sketch, doc_id)]
-        )
+        self.add_many([(fp, sketch, doc_id)])
 
     def add_many(self, items: list[tuple[int, bytes, str]]) -> None:
         """Bulk add of (fp, sketch, doc_id): pipelined Lua calls of ADD_MANY_BATCH items."""
         pipe = self.redis.pipeline(transaction=False)
         for start in range(0, len(items), ADD_MANY_BATCH):
-            args: list[bytes | str] = []
-            for fp, sketch, doc_id in items[start : start + ADD_MANY_BATCH]:
-                args.extend(self._item_args(fp, sketch, doc_id))
-            self._add_script(keys=self.keys.all(), args=[*self._head(-1), *args], client=pipe)
+            batch = items[start : start + ADD_MANY_BATCH]
+            args = [arg for item in batch for arg in self._item_args(*item)]
+            self._commit(-1, args, client=pipe)
         pipe.execute()
+        if not self.keys.single_slot:
+            self._write_spread(items)
 
     def check_and_add(self, fp: int, sketch: bytes, doc_id: str) -> Match | None:
         """The confirmed near duplicate of (fp, sketch) already indexed, or None
@@ -297,34 +342,44 @@ class SimhashIndex:
         added and the other gets its Match (see the module docstring).
         """
         pipe = self.redis.pipeline(transaction=False)
-        pipe.strlen(self.keys.log)
+        pipe.get(self.keys.count)
         self._queue_probe(pipe, fp)
         since, *replies = pipe.execute()
         near, dist = self._near(fp, replies)
         found = self._verify(near, dist, sketch)
         if found is not None:
             return found
-        args = [*self._head(since // 8), *self._item_args(fp, sketch, doc_id)]
-        blocker = self._add_script(keys=self.keys.all(), args=args)
+        blocker = self._commit(int(since or 0), self._item_args(fp, sketch, doc_id))
         if not blocker:
+            if not self.keys.single_slot:
+                self._write_spread([(fp, sketch, doc_id)])
             return None
-        pipe = self.redis.pipeline(transaction=False)
-        pipe.hget(self.keys.docs, blocker)
-        pipe.hget(self.keys.sketches, blocker)
-        doc, stored = pipe.execute()
-        r = resemblance(sketch, stored) if stored else self.min_resemblance
-        return Match(doc.decode() if doc else "", hamming(fp, int.from_bytes(blocker, "big")), r)
+        other, doc, stored = blocker
+        r = resemblance(sketch, stored)
+        return Match(doc.decode(), hamming(fp, int.from_bytes(other, "big")), r)
 
     # ------------------------------------------------------------------ admin
 
     @property
     def bucket_overflows(self) -> int:
         """How many (fingerprint, table) insertions a full bucket refused."""
-        return int(self.redis.get(self.keys.overflows) or 0)
+        keys = self.keys
+        pipe = self.redis.pipeline(transaction=False)
+        for shard in range(len(keys.shards)):
+            pipe.get(keys.overflows(shard))
+        return sum(int(n or 0) for n in pipe.execute())
 
     def __len__(self) -> int:
-        return int(self.redis.strlen(self.keys.log)) // 8
+        """Fingerprints indexed (an identical one counts once)."""
+        keys = self.keys
+        pipe = self.redis.pipeline(transaction=False)
+        for shard in range(len(keys.shards)):
+            pipe.hlen(keys.docs(shard))
+        return sum(pipe.execute())
 
     def clear(self) -> None:
-        """Delete every key of this index."""
-        self.redis.delete(*self.keys.all())
+        """Delete every key of this index (one by one: a cluster's keys are in many slots)."""
+        pipe = self.redis.pipeline(transaction=False)
+        for key in self.keys.all():
+            pipe.delete(key)
+        pipe.execute()

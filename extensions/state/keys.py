@@ -1,45 +1,41 @@
 """Every Redis key of a crawl, in one place.
 
-The frontier may be split into FRONTIER_SHARDS shards. Shard i of S > 1 has its own
-hash tag `{<crawl>:s<i>~<salt>}`, salted as page shards are (below), so on Redis
-Cluster each shard is one slot and the shards (with their Bloom bitmaps, most of a
-crawl's memory) split evenly over the masters: plain `{<crawl>:s<i>}` tags, which a
-sharded crawl created before salting keeps (no G:shard_tags), fell 3/4/5 for 12
-shards over three. With S = 1 (a single Redis) the one shard uses the crawl's tag
-`{<crawl>}`, exactly the keys of an unsharded crawl. An IP belongs to shard
-crc32(ip) mod S: its back queue, politeness state and ready-heap entry sit in one
-slot, so every Lua step stays atomic. "<ip>" below is the politeness key: the IP, or
-"<ip>@<host>" inside FRONTIER_HOST_IP_NETWORKS (admission/politeness_key.py), which
-lives in its IP's shard. Per-IP and per-host families (back queues,
-politeness state, pending hosts) are given to the scripts as prefixes: the script
-appends the IP or host, and the key it builds lands in the script's slot only
-because the prefix carries the shard's hash tag.
+The frontier may be split into FRONTIER_SHARDS shards. Shard i of S > 1 has its own hash tag
+`{<crawl>:s<i>~<salt>}`, salted as page shards are (below), so on Redis Cluster each shard
+is one slot and the shards (with their Bloom bitmaps, most of a crawl's memory) split evenly
+over the masters: plain `{<crawl>:s<i>}` tags, which a sharded crawl created before salting
+keeps (no G:shard_tags), fell 3/4/5 for 12 shards over three. With S = 1 (a single Redis)
+the one shard uses the crawl's tag `{<crawl>}`, exactly the keys of an unsharded crawl. An
+IP belongs to shard crc32(ip) mod S: its back queue, politeness state and ready-heap entry
+sit in one slot, so every Lua step stays atomic. "<ip>" below is the politeness key: the IP,
+or "<ip>@<host>" inside FRONTIER_HOST_IP_NETWORKS (admission/politeness_key.py), which lives
+in its IP's shard. Per-IP and per-host families (back queues, politeness state, pending
+hosts) are given to the scripts as prefixes: the key a script builds by appending the IP or
+host lands in its slot because the prefix carries the shard's hash tag.
 
-URL-seen, the host budget and the pattern cap live in the shard of the URL's IP, not
-of the URL: the admit script then checks seen, charges the budget and queues the URL
-in one atomic step, with no window where a URL is marked seen but not queued. The
-price: a URL reached through two IPs (a host that moved) can be admitted once per
-shard, and budgets are counted per shard of the IP (a host has one IP, so exactly).
-Unresolved hosts park in shard crc32(host) mod S unchecked (see sharded.py).
+URL-seen, the host budget and the pattern cap live in the shard of the URL's IP, not of the
+URL: the admit script then checks seen, charges the budget and queues the URL in one atomic
+step, with no window where a URL is marked seen but not queued. The price: a URL reached
+through two IPs (a host that moved) can be admitted once per shard, and budgets are counted
+per shard of the IP (a host has one IP, so exactly). Unresolved hosts park in shard
+crc32(host) mod S unchecked (see sharded.py).
 
-Crawl-wide keys (blocklist, near-duplicate index, the shard count) keep the crawl's
-tag `{<crawl>}` in every mode: one slot, read by every worker. The simhash
-index must: lua/add.lua checks the log and writes every band table in one atomic step
-(no two confirmed near-duplicates admitted), so its tables cannot be split over slots.
+Crawl-wide keys (blocklist, the shard count, the simhash index's commit ring) keep the
+crawl's tag `{<crawl>}` in every mode: one slot, read by every worker.
 
-Per-page and per-host state (re-crawl state, DNS and robots caches, content hashes,
-page templates, WARC originals) grows with the crawl, so on a sharded crawl (S > 1) it
-spreads over S page shards with tags `{<crawl>:p<i>~<salt>}`: a page's state goes to
-shard crc32(fp) mod S, a host's cache entries to crc32(host) mod S, a hash field
-(content hash, template digest, URL) to crc32(field) mod S. The salt puts shard i's
-slot in the i-th S-th of the 16,384 slots, so on a cluster whose masters own
-contiguous, equal slot ranges (what `redis-cli --cluster create` makes) the shards
-split evenly over the masters; plain `{web:p<i>}` tags fell 4/2/6 over three. No
-script reads them beside an IP's keys. With S = 1 they keep the crawl's tag. A sharded
-crawl started before page shards kept them under `{<crawl>}`: its re-crawl state is
-still read there (recrawl/state.py moves a page on its next fetch), and so are its
-content hashes, templates and WARC originals on a miss in the page shard while it has
-no G:shard_tags (state/page_hashes.py); its DNS and robots entries are not (caches).
+Per-page and per-host state (re-crawl state, DNS and robots caches, content hashes, page
+templates, WARC originals, the simhash index's tables and sketches) grows with the crawl, so
+on a sharded crawl (S > 1) it spreads over S page shards with tags `{<crawl>:p<i>~<salt>}`:
+a page's state goes to shard crc32(fp) mod S, a host's cache entries to crc32(host) mod S, a
+hash field (content hash, template digest, URL) to crc32(field) mod S. The salt puts shard
+i's slot in the i-th S-th of the 16,384 slots, so on a cluster whose masters own contiguous,
+equal slot ranges (what `redis-cli --cluster create` makes) the shards split evenly over the
+masters; plain `{web:p<i>}` tags fell 4/2/6 over three. No script reads them beside an IP's
+keys. With S = 1 they keep the crawl's tag. A sharded crawl started before page shards kept
+them under `{<crawl>}`: its re-crawl state is still read there (recrawl/state.py moves a
+page on its next fetch), and so are its content hashes, templates and WARC originals on a
+miss in the page shard while it has no G:shard_tags (state/page_hashes.py); its DNS and
+robots entries are not (caches).
 
 Frontier keys (prefix P = "crawlproj:{<crawl>}", or "crawlproj:{<shard tag>}"):
     P:front:<p>      list    front queue of priority p: "ip|record" not yet routed
@@ -64,7 +60,7 @@ Frontier keys (prefix P = "crawlproj:{<crawl>}", or "crawlproj:{<shard tag>}"):
     P:seen_bloom     hash    URL-seen Bloom generations (admission/bloom.py): g (newest),
                              per generation <g>: n<g> capacity, k<g> hashes, m<g> bits per
                              segment, s<g> segments, c<g> keys inserted; legacy (1: P:seen
-                             predates the filter and is checked on every Bloom miss)
+                             is checked on every Bloom miss)
     P:bloom:<g>:<s>  string  bitmap segment s of Bloom generation g (frontier/lua/bloom.lua)
     P:shapes         string  URL patterns seen once: 2 bits each in 8 bits per key of the
                              newest Bloom generation (emptied when a new one starts)
@@ -113,10 +109,9 @@ prefix "crawlproj:{<crawl>:p<i>~<salt>}"):
     D:recrawl_claims hash    fp -> claimed until (a feeder sent it to the frontier)
     D:recrawl_rates  hash    change-rate histogram bucket -> stored URLs (the policy input:
                              the sum over the page shards)
-    G:neardup2:*     -       simhash index (extensions/content/simhash_index.py): :t<i>
-                             hash tables, :docs, :sketches, :log, :overflows ("2": the
-                             shingle fingerprint of 2026-12; the word-based one was
-                             under G:neardup:* and is not comparable with it)
+    D:neardup2:*     -       simhash index (content/simhash_keys.py): :t<i>, :docs, :sketches,
+                             :overflows; G:neardup2:recent, :count its commit ring, :log (before
+                             the ring). "2": shingle fingerprints, not comparable with G:neardup:*
 """
 
 from __future__ import annotations
@@ -177,6 +172,11 @@ class PageKeys:
     def warc_records(self) -> str:
         """URL -> its latest WARC response record (crawlproj/pipelines/warc.py), HSET."""
         return f"{self.prefix}:warc_records"
+
+    @property
+    def neardup(self) -> str:
+        """Prefix of this shard's part of the simhash index (content/simhash_keys.py)."""
+        return f"{self.prefix}:neardup2"
 
 
 @dataclass(frozen=True)

@@ -255,7 +255,7 @@ def test_block_plan_pigeonhole(fp: int, data: st.DataObject) -> None:
         other = fp
         for b in bits:
             other ^= 1 << b
-        assert any(bl.field(other) in bl.probe_fields(fp) for bl in blocks)
+        assert any(bl.value(other) in bl.probe_values(fp) for bl in blocks)
 
 
 def test_block_plan_shape() -> None:
