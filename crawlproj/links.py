@@ -63,14 +63,14 @@ def extract_links(response: TextResponse, stats: Stats | None = None) -> list[st
     them. Canonicalization and filtering are the frontier's job.
     """
     base = base_url(response)
+    folder = _folder(base)  # once per page: every base-free href is joined to it
     seen: set[str] = set()
     links: list[str] = []
     for href in _hrefs(response):
-        try:
-            url = resolve_href(base, href)
-        except SkippedLink as skipped:
+        url, skipped = _link(base, folder, href)
+        if skipped:
             if stats is not None:
-                stats.inc_value(_SKIPPED + skipped.reason)
+                stats.inc_value(_SKIPPED + skipped)
             continue
         if url and url not in seen:
             seen.add(url)
@@ -110,18 +110,26 @@ def resolve_href(base: str, href: str) -> str:
     manual's links to the sections of its pages would each cost an admission); "" for
     an empty or in-page href; SkippedLink when it leads to nothing `scrapy.Request`
     accepts."""
+    url, skipped = _link(base, _folder(base), href)
+    if skipped:
+        raise SkippedLink(skipped)
+    return url
+
+
+def _link(base: str, folder: str, href: str) -> tuple[str, str]:
+    """resolve_href's answer as (URL, "") or ("", the skip's stats suffix), `folder`
+    being _folder(base)."""
     if len(href) > HREF_MAX_CHARS:
-        raise SkippedLink("too_long")
+        return "", "too_long"
     href = href.strip().partition("#")[0]
     if not href:
-        return ""
-    folder = _folder(base) if _base_free(href) else ""
-    if folder:
-        url = _resolve_in(folder, href)
-        if url.startswith(_SKIPPED):
-            raise SkippedLink(url[len(_SKIPPED) :])
-        return url
-    return _resolve(base, href)
+        return "", ""
+    if folder and _base_free(href):
+        return _resolve_in(folder, href)
+    try:
+        return _resolve(base, href), ""
+    except SkippedLink as skipped:
+        return "", skipped.reason
 
 
 def _base_free(href: str) -> bool:
@@ -153,14 +161,14 @@ def _folder(base: str) -> str:
 
 
 # Navigation hrefs repeat on every page of a folder ("../genindex.html" on each of a
-# Python manual's ~330-href pages): their join and check are answered from here. A
-# skip comes back as its stats name (exceptions are not cached).
+# Python manual's ~330-href pages): their join and check are answered from here, as
+# _link's pair (an exception is not cached).
 @functools.lru_cache(maxsize=FETCHABLE_CACHE_SIZE)
-def _resolve_in(folder: str, href: str) -> str:
+def _resolve_in(folder: str, href: str) -> tuple[str, str]:
     try:
-        return _resolve(folder, href)
+        return _resolve(folder, href), ""
     except SkippedLink as skipped:
-        return _SKIPPED + skipped.reason
+        return "", skipped.reason
 
 
 def _resolve(base: str, href: str) -> str:
