@@ -55,7 +55,7 @@ from crawlproj.pipelines.content import TEMPLATE_COPY_META
 from crawlproj.pipelines.soft404 import Soft404Checker, soft404_checker
 from crawlproj.seeds import SeedLine, read_seed_arg
 from extensions.admission.patterns import url_patterns
-from extensions.admission.recent import recent_links_of
+from extensions.admission.recent import count_repeat, recent_links_of
 from extensions.content.soft404 import SEND_PROBE_META, probe_url
 from extensions.content.template import blames
 from extensions.pagestore.protocol import StoreUnavailable
@@ -167,8 +167,7 @@ class WebSpider(scrapy.Spider):
         for url in follow_links(page, response, self.crawler.stats):
             if recent is not None and recent.repeats_link(url, response.url):
                 # Queued lately by this worker: no Request, middlewares or scheduling.
-                self.crawler.stats.inc_value("frontier/duplicate")
-                self.crawler.stats.inc_value("seen/dropped_local")
+                count_repeat(self.crawler.stats)
                 continue
             request = self.link_request(url)
             if request is not None:

@@ -32,6 +32,7 @@ from extensions.config import Setting, Table, at_least
 if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
+    from scrapy.statscollectors import StatsCollector
 
     from extensions.admission.admit import Admission
     from extensions.admission.records import AdmitItem
@@ -105,3 +106,12 @@ def register(crawler: Crawler, recent: RecentLinks) -> None:
 def recent_links_of(crawler: Crawler) -> RecentLinks | None:
     """The crawler's RecentLinks; None without the frontier scheduler or with it off."""
     return _by_crawler.get(crawler)
+
+
+def count_repeat(stats: StatsCollector | None) -> None:
+    """Count a repeat dropped in this worker, by the spider or the scheduler alike: a
+    duplicate to the frontier's figures (the admit script counts the others) and a
+    local drop."""
+    if stats is not None:
+        stats.inc_value("frontier/duplicate")
+        stats.inc_value("seen/dropped_local")

@@ -14,6 +14,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from extensions.admission.admit import Rejected
+from extensions.admission.recent import count_repeat
 from extensions.admission.records import RecordError
 from extensions.fetch.http_dates import w3c_time
 from extensions.frontier.background import REDIS_ERRORS
@@ -75,8 +76,7 @@ class Batches:
         """Queue `request` for the next admit batch; False when admission rejects it
         or it repeats a link this worker queued lately (recent.py)."""
         if self.recent.repeats(request):
-            self.stats.inc_value("frontier/duplicate")
-            self.stats.inc_value("seen/dropped_local")
+            count_repeat(self.stats)
             return False
         try:
             item = self.admission.item(request, self.spider)
