@@ -92,7 +92,8 @@ def allocate(
         return [budget / pages] * len(rates)
     total = sum(r * w for r, w in zip(rates, weights, strict=True))
     if policy == "proportional":
-        return [budget * r / total for r in rates] if total else [budget / pages] * len(rates)
+        # r / total first: budget * r underflows for a subnormal rate (hypothesis found 5e-324).
+        return [budget * (r / total) for r in rates] if total else [budget / pages] * len(rates)
     return _optimal(rates, weights, budget)
 
 
