@@ -38,7 +38,9 @@ miss in the page shard while it has no G:shard_tags (state/page_hashes.py); its 
 robots entries are not (caches).
 
 Frontier keys (prefix P = "crawlproj:{<crawl>}", or "crawlproj:{<shard tag>}"):
-    P:front:<p>      list    front queue of priority p: "ip|record" not yet routed
+    P:front:<p>      list    front queue of priority p: "ip|lane|record" not yet routed (a
+                             queued record lacks its URL's authority if it is P:ip_home's)
+    P:ip_home        hash    ip -> authority of its first queued URL (frontier/lua/authority.lua)
     P:bq:<ip>        list    back queue of one resolved IP, lane 0 (its best-scored records);
     P:bq:<ip>/<L>    list    lane L = 1 .. priorities-1 of it (the router files a record
                              in the lane of its score bucket; lease.lua takes the best lane)
@@ -247,8 +249,7 @@ class FrontierKeys:
         return f"{self.page_of(host).prefix}:dns:{host}"
 
     def robots(self, origin: str) -> str:
-        """An origin's verdict, in its host's page shard; a glob "*://<host>*" names the
-        same shard, so one host's verdicts are found with one pattern."""
+        """An origin's verdict in its host's page shard (a glob "*://<host>*" finds a host's)."""
         return f"{self.page_of(origin_host(origin)).prefix}:robots:{origin}"
 
     @property
@@ -257,8 +258,7 @@ class FrontierKeys:
 
     @property
     def worker_stats(self) -> str:
-        """Stats every worker adds its own to (HINCRBY): crawl-wide counts of what workers
-        decide outside the scripts (observe/shared_stats.py)."""
+        """Worker-side stats every worker adds to (HINCRBY; observe/shared_stats.py)."""
         return f"{self.crawl_prefix}:worker_stats"
 
     @property
@@ -272,8 +272,7 @@ class FrontierKeys:
 
     @property
     def shard_tags(self) -> str:
-        """SALTED_TAGS when the crawl was created with salted frontier shard tags (set
-        with G:shards in one MSETNX); missing on a crawl created before them."""
+        """SALTED_TAGS if the crawl's frontier shard tags are salted (MSETNX with G:shards)."""
         return f"{self.crawl_prefix}:shard_tags"
 
     @property
@@ -396,5 +395,6 @@ FIXED_KEYS = (
     "host_stats",
     "seen_bloom",
     "shapes",
+    "ip_home",
 )
 FAMILIES = ("front", "bq", "rq", "ip", "pending", "doc", "bloom")

@@ -1,4 +1,4 @@
--- include: util, back_queues, ready_heap, router, bloom, traps
+-- include: util, authority, back_queues, ready_heap, router, bloom, traps
 -- Admit a batch of requests: URL-seen, crawl budgets and trap feedback (traps.lua), then
 -- route each to its IP's back queue or a front queue, in the lane of its score's bucket;
 -- unresolved hosts park their requests in a pending list.
@@ -39,6 +39,7 @@ end
 -- router.lua's route, deferred: back queue of an active IP (scheduled once) or front queue.
 local function route_later(ip, prio, rec, lane)
   lane = lane or lane_of_prio(prio)
+  rec = elide_authority(ip, rec)
   local is_active = active[ip]
   if is_active == nil then
     is_active = redis.call('SISMEMBER', K.active, ip) == 1

@@ -1,4 +1,4 @@
--- include: util
+-- include: util, authority
 -- Back queues: each IP's records. Discovery records sit in one lane per score bucket
 -- (CFG.lanes of them, lane 0 = the best), FIFO within a lane, and the IP's next
 -- discovery fetch is the head of its best non-empty lane: within an IP the best-scored
@@ -92,7 +92,7 @@ end
 -- CFG.recrawl_share of the fetches: a per-IP credit grows by the share at each
 -- contested pick and a re-crawl spends 1, so the split is exact and smooth (share
 -- 0.5 alternates) and nothing accrues while one queue is empty (work-conserving).
-local function pop_back(ip)
+local function pop_record(ip)
   local key = F.ip .. ip
   local recrawls = redis.call('LLEN', F.rq .. ip)
   if recrawls == 0 then return pop_discovery(ip) end
@@ -106,4 +106,11 @@ local function pop_back(ip)
   if not take_recrawl then return pop_discovery(ip) end
   stat('recrawl_queued', -1)
   return redis.call('LPOP', F.rq .. ip)
+end
+
+-- The IP's next record, whole (authority.lua: queued without the IP's home authority).
+local function pop_back(ip)
+  local rec = pop_record(ip)
+  if rec then return restore_authority(ip, rec) end
+  return nil
 end

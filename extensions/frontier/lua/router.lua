@@ -1,4 +1,4 @@
--- include: util, front_queues, back_queues, ready_heap
+-- include: util, authority, front_queues, back_queues, ready_heap
 -- Router: sticky IP -> back queue. An IP that holds a back queue (at most
 -- CFG.back_queues at once) gets its records directly; others wait in a front queue
 -- until a back queue is free. A newly routed IP goes on the ready heap.
@@ -31,6 +31,7 @@ end
 -- (nil: the lane of the priority); front-queue entries are "ip|lane|record".
 local function route(ip, prio, rec, lane)
   lane = lane or lane_of_prio(prio)
+  rec = elide_authority(ip, rec)
   if redis.call('SISMEMBER', K.active, ip) == 1 then
     redis.call('RPUSH', back_of(ip, rec, lane), rec)
     schedule_ip(ip)
