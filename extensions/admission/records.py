@@ -2,9 +2,10 @@
 
 Not pickled Request objects and not JSON: a short text header and the URL, so a plain
 link costs its URL (scheme cut) plus ~12 bytes (a queued URL's record is most of the
-frontier's Redis memory: issue 15 counts every byte). The header carries what almost
-every record has, and a JSON object carries the rare rest (callback, method, body,
-headers, meta, cb_kwargs):
+frontier's Redis memory: issue 15 counts every byte); queued, it also loses its URL's
+authority when that is its IP's home (frontier/lua/authority.lua). The header carries
+what almost every record has, and a JSON object carries the rare rest (callback, method,
+body, headers, meta, cb_kwargs):
 
     ~<t>,<s>,<d>,<u>,<x>|<x bytes of JSON><URL without its scheme prefix>
 
