@@ -5,6 +5,7 @@ Run by hand from the project root (one crawl at a time, ~2-4 min each):
 
     .venv/bin/python bench/bench_traps.py [--runs ours,stock,before] [--repeats 1]
         [--budget-factor 4] [--time-cap 240] [--before-commit e0bb675 | --before-root DIR]
+        [--web traps | holdout]
 
 - ours: `scrapy crawl web` in this checkout (FRONTIER_DELAY 0: loopback, no DNS retries).
 - stock: `_stock_spider.py` (CrawlSpider + LinkExtractor, ROBOTSTXT_OBEY, DOWNLOAD_DELAY 0)
@@ -12,6 +13,9 @@ Run by hand from the project root (one crawl at a time, ~2-4 min each):
   TWISTED_DNS_RESOLVER = our HostsMapResolver, so the web's names reach 127.x.
 - before: `scrapy crawl web` in a git worktree of --before-commit (FIFO front queues),
   same virtualenv, same settings.
+
+--web holdout crawls WebSpec.traps_holdout() instead: the same trap families dealt out
+to other hosts, sizes and a seed, a web no threshold was chosen on.
 
 Traps never run dry, so every run gets the same caps: CLOSESPIDER_PAGECOUNT = budget-factor
 x the web's real pages and CLOSESPIDER_TIMEOUT = time-cap; a run that hits one did not
@@ -48,6 +52,9 @@ from scripts.crawlrun import crawl_command, write_seeds  # noqa: E402
 from scripts.testweb import TestWeb, WebSpec  # noqa: E402
 
 RUNS = ("ours", "stock", "before")
+# traps: the acceptance web the thresholds were chosen on; holdout: its families dealt
+# out again (other hosts, sizes, seed), to show a figure is not fitted to one web.
+WEBS: dict[str, Callable[[], WebSpec]] = {"traps": WebSpec.traps, "holdout": WebSpec.traps_holdout}
 BEFORE_COMMIT = "e0bb675"  # the last commit before the crawl-budget work (issue #12)
 KILL_GRACE_S = 60.0  # past the time cap: the graceful close gets this long, then a kill
 HEADERS = (
@@ -211,7 +218,7 @@ def run_one(label: str, name: str, args: argparse.Namespace, paths: tuple[Path, 
     before tree's root)."""
     out, before = paths
     out.mkdir(parents=True)
-    with TestWeb(WebSpec.traps(), out / "requests.jsonl", args.time_cap + 2 * KILL_GRACE_S) as web:
+    with TestWeb(WEBS[args.web](), out / "requests.jsonl", args.time_cap + 2 * KILL_GRACE_S) as web:
         real = set(web.real_pages())
         caps = Caps(args.budget_factor * len(real), args.time_cap)
         root = before if label == "before" else ROOT
@@ -286,6 +293,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--budget-factor", type=int, default=4, help="page cap = this x real pages")
     parser.add_argument("--time-cap", type=float, default=240.0, help="CLOSESPIDER_TIMEOUT, s")
+    parser.add_argument("--web", choices=sorted(WEBS), default="traps", help="which trap web")
     parser.add_argument("--before-commit", default=BEFORE_COMMIT)
     parser.add_argument("--before-root", default="", help="an existing checkout to run as before")
     args = parser.parse_args(argv)

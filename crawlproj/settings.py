@@ -94,6 +94,13 @@ DOWNLOADER_MIDDLEWARES = {  # innermost first: outcomes to the frontier, failure
 URL_TRACKING_PARAMS = list(default_tracking_params)
 # Session parameters dropped from queries and ;name=value path parameters.
 URL_SESSION_PARAMS = list(default_session_params)
+# Session tokens a page stamps on its links (one value on nearly every same-host link: a
+# token, or a number minted for the render) are cut before they queue (crawlproj/page_tokens.py).
+URL_STRIP_PAGE_TOKENS = True
+# Same-host links carrying the value, at least (3: a first chapter's up, next and home).
+URL_PAGE_TOKEN_MIN_LINKS = 3
+URL_PAGE_TOKEN_SHARE = 0.8  # of the page's same-host links, at least
+URL_PAGE_TOKEN_MIN_CHARS = 8  # letters and digits of a token-shaped value, at least
 # Schemes the crawler fetches.
 URL_ALLOWED_SCHEMES = ["http", "https"]
 # Longer canonical URLs are skipped (0 = no limit).

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 from scrapy.exceptions import NotConfigured, UsageError
 
+from crawlproj.page_tokens import PAGE_TOKENS
 from crawlproj.pipelines.content import NEARDUP
 from crawlproj.pipelines.soft404 import SOFT404
 from crawlproj.pipelines.store import STORE, check_content_settings
@@ -94,6 +95,7 @@ TABLES: tuple[Table[Any], ...] = (
     HOST_IP_KEYS,
     SCHEDULER,
     URL_FILTER,
+    PAGE_TOKENS,
     PRIORITY,
     TRAPS,
     NOISE,

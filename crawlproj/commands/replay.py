@@ -39,6 +39,7 @@ from scrapy.responsetypes import responsetypes
 
 from crawlproj.extractors import registry
 from crawlproj.items import ROW_FIELDS, PageItem
+from crawlproj.page_tokens import PageTokenConfig
 from crawlproj.pipelines.content import content_signature
 from crawlproj.pipelines.metadata import finalise_row
 from crawlproj.spiders.web import follow_links, parse_page
@@ -123,6 +124,7 @@ def rebuild_response(row: dict[str, Any], body: bytes) -> Response:
 class Replayer:
     def __init__(self, settings: BaseSettings, rows: list[dict[str, Any]]) -> None:
         self.token = settings.get("ROBOTS_USER_AGENT") or "crawlproj"
+        self.page_tokens = PageTokenConfig.from_settings(settings)  # as the crawl cut them
         self.stores = StoreCache(settings)
         self.counts = Counts()
         self.rows = rows
@@ -194,7 +196,8 @@ class Replayer:
             for name in ("length", "content_hash", "text_hash", "simhash"):
                 item[name] = row.get(name)
             self.counts.inc_value("reused_duplicate_body")
-        self.counts.inc_value("links", len(follow_links(page, response, self.counts)))
+        links = follow_links(page, response, self.counts, self.page_tokens)
+        self.counts.inc_value("links", len(links))
         return finalise_row(item)
 
 

@@ -51,6 +51,7 @@ from crawlproj.extractors import Stats, registry
 from crawlproj.feeds import add_default_feed
 from crawlproj.items import PageItem, is_exact_duplicate
 from crawlproj.links import extract_links
+from crawlproj.page_tokens import PageTokenConfig, cut_page_tokens
 from crawlproj.pipelines.content import TEMPLATE_COPY_META
 from crawlproj.pipelines.soft404 import Soft404Checker, soft404_checker
 from crawlproj.seeds import SeedLine, read_seed_arg
@@ -91,8 +92,14 @@ def parse_page(response: Response, token: str, stats: Stats | None = None) -> Pa
     return PageParse(fields, html is not None, directives.nofollow)
 
 
-def follow_links(page: PageParse, response: Response, stats: Stats | None = None) -> list[str]:
-    """The page's outlinks, unless it is not HTML or says nofollow."""
+def follow_links(
+    page: PageParse,
+    response: Response,
+    stats: Stats | None = None,
+    tokens: PageTokenConfig | None = None,
+) -> list[str]:
+    """The page's outlinks, unless it is not HTML or says nofollow; with `tokens`, the
+    session tokens stamped on them cut (crawlproj/page_tokens.py)."""
     if not page.html:
         _inc(stats, "crawlproj/pages/not_html")
         return []
@@ -100,7 +107,8 @@ def follow_links(page: PageParse, response: Response, stats: Stats | None = None
         _inc(stats, "crawlproj/pages/nofollow")
         return []
     assert isinstance(response, TextResponse)
-    return extract_links(response)
+    links = extract_links(response)
+    return cut_page_tokens(response.url, links, tokens, stats) if tokens else links
 
 
 class WebSpider(scrapy.Spider):
@@ -113,6 +121,7 @@ class WebSpider(scrapy.Spider):
     name = "web"
     checkpoint: Checkpoint  # set in from_crawler
     soft404: Soft404Checker | None  # set in from_crawler; None: SOFT404_ENABLED is off
+    page_tokens: PageTokenConfig | None  # set in from_crawler; None: URL_STRIP_PAGE_TOKENS off
 
     def __init__(self, seeds: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -133,6 +142,7 @@ class WebSpider(scrapy.Spider):
         registry.load(crawler.settings.getlist("EXTRACTOR_MODULES"))
         spider.checkpoint = checkpoint_for(crawler)
         spider.soft404 = soft404_checker(crawler)
+        spider.page_tokens = PageTokenConfig.from_settings(crawler.settings)
         return spider
 
     async def start(self) -> AsyncIterator[scrapy.Request]:
@@ -164,7 +174,7 @@ class WebSpider(scrapy.Spider):
         if self.links_skipped(item):
             return
         recent = recent_links_of(self.crawler)
-        for url in follow_links(page, response, self.crawler.stats):
+        for url in follow_links(page, response, self.crawler.stats, self.page_tokens):
             if recent is not None and recent.repeats_link(url, response.url):
                 # Queued lately by this worker: no Request, middlewares or scheduling.
                 count_repeat(self.crawler.stats)

@@ -18,11 +18,16 @@ from .spec import WebSpec
 
 
 def parse_spec(value: str) -> WebSpec:
-    """``demo``, ``traps``, ``large_site``, ``many:N:P[:IPS[:LATENCY_MS[:SKEW]]]``,
-    ``shared_ip:N:P`` or a JSON file."""
+    """``demo``, ``traps``, ``traps_holdout``, ``large_site``,
+    ``many:N:P[:IPS[:LATENCY_MS[:SKEW]]]``, ``shared_ip:N:P`` or a JSON file."""
     kind, _, rest = value.partition(":")
     args = rest.split(":") if rest else []
-    ready = {"demo": WebSpec.demo, "traps": WebSpec.traps, "large_site": WebSpec.large_site}
+    ready = {
+        "demo": WebSpec.demo,
+        "traps": WebSpec.traps,
+        "large_site": WebSpec.large_site,
+        "traps_holdout": WebSpec.traps_holdout,
+    }
     if value in ready:
         return ready[value]()
     if kind == "many" and len(args) >= 2:

@@ -263,6 +263,23 @@ class WebSpec:
         among ~860 real pages: the crawl-budget acceptance web (Site.real_pages/is_trap)."""
         return cls(hosts=[_mixed_host("mall.test", None), *_shop_hosts(), *_text_hosts()])
 
+    @classmethod
+    def traps_holdout(cls) -> WebSpec:
+        """The same trap families dealt out again, to other hosts, sizes and a seed of
+        their own: a web the crawl-budget thresholds were not chosen on (bench_traps
+        --web holdout), so a figure that holds on traps() alone shows a fitted rule."""
+        bazaar = HostSpec("bazaar.test", pages=30, shop_categories=6, shop_products=8)
+        bazaar.facet_variants = ["shuffled", "tracking", "view", "slugs"]
+        bazaar.soft404, bazaar.session = "links", "counter"
+        journal = HostSpec("journal.test", pages=150, sitemap=True, soft404="themed")
+        journal.calendars, journal.long_urls = ["archive"], ["path"]
+        kb = HostSpec("kb.test", "kb", pages=50, guide=[5, 6], sources=True, soft404="short")
+        kb.path_growth, kb.session = ["counter", "segments"], "hex"
+        blog = HostSpec("blog.test", "kb", pages=80, sitemap=True, soft404="redirect")
+        blog.calendars, blog.long_urls = ["events"], ["query"]
+        blog.attachments = True
+        return cls(hosts=[bazaar, journal, kb, blog], seed=7, base_ip="127.0.12.1")
+
 
 def _shop_hosts() -> list[HostSpec]:
     # Two shops on one address: facets with tracking and view parameters, plain facets.

@@ -190,6 +190,10 @@ BAD = [
     ("CRAWL_MAX_DEPTH", -1, "0 or >= 1, not -1"),
     ("URL_MAX_QUERY_PARAMS", -1, "0 or >= 1, not -1"),
     ("URL_MAX_REPEATED_SEGMENTS", -1, "0 or >= 1, not -1"),
+    ("URL_PAGE_TOKEN_MIN_LINKS", 1, ">= 2, not 1"),
+    ("URL_PAGE_TOKEN_SHARE", 0.5, "> 0.5, not 0.5"),
+    ("URL_PAGE_TOKEN_SHARE", 1.5, "<= 1, not 1.5"),
+    ("URL_PAGE_TOKEN_MIN_CHARS", 0, ">= 1, not 0"),
     (
         "CONTENT_TYPES_WANTED",
         "text/html,html",

@@ -100,6 +100,24 @@ def test_every_family_twice_with_different_variants() -> None:
     assert any(h.sources for h in hosts) and any(h.attachments for h in hosts)
 
 
+def test_the_holdout_web_deals_every_family_out_to_other_hosts() -> None:
+    holdout, traps = WebSpec.traps_holdout(), WebSpec.traps()
+    assert not {h.name for h in holdout.hosts} & {h.name for h in traps.hosts}
+    assert holdout.seed != traps.seed and parse_spec("traps_holdout") == holdout
+    styles = {
+        "facets": {v for h in holdout.hosts for v in h.facet_variants},
+        "soft404": {h.soft404 for h in holdout.hosts if h.soft404},
+        "session": {h.session for h in holdout.hosts if h.session},
+        "calendar": {c for h in holdout.hosts for c in h.calendars},
+        "growth": {g for h in holdout.hosts for g in h.path_growth},
+        "long": {u for h in holdout.hosts for u in h.long_urls},
+    }
+    assert all(len(found) >= 2 for found in styles.values()), styles
+    real = Site(holdout, PORT).real_pages()
+    assert 300 <= len(real) <= 600
+    assert all(not Site(holdout, PORT).is_trap(u) for u in real[:50])
+
+
 def test_large_site_mixes_deep_real_pages_and_traps() -> None:
     (host,) = WebSpec.large_site().hosts
     site = Site(WebSpec.large_site(), PORT)
