@@ -34,8 +34,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import NOISE_NOTE, crawl, table
 
 from crawlproj.checkpoint import checkpoint_for
-from crawlproj.pipelines.content import ContentDedupPipeline, content_signature
+from crawlproj.pipelines.content import ContentDedupPipeline
 from crawlproj.pipelines.metadata import MetadataPipeline
+from crawlproj.pipelines.signature import content_signature
 from crawlproj.pipelines.store import PageStorePipeline
 from crawlproj.spiders.web import WebSpider, parse_page
 from extensions.content.fingerprint import content_hash, signature

@@ -251,8 +251,8 @@ def replay_stages(docs: Path, n: int) -> dict[str, float]:
     import scrapy
     from scrapy.http import HtmlResponse
 
-    from crawlproj.pipelines.content import content_signature
     from crawlproj.pipelines.metadata import finalise_row
+    from crawlproj.pipelines.signature import content_signature
     from crawlproj.spiders.web import follow_links, parse_page
     from extensions.pagestore.protocol import content_key, pack_body
 

@@ -40,8 +40,8 @@ from scrapy.responsetypes import responsetypes
 from crawlproj.extractors import registry
 from crawlproj.items import ROW_FIELDS, PageItem
 from crawlproj.page_tokens import PageTokenConfig
-from crawlproj.pipelines.content import content_signature
 from crawlproj.pipelines.metadata import finalise_row
+from crawlproj.pipelines.signature import content_signature
 from crawlproj.spiders.web import follow_links, parse_page
 from extensions.pagestore.backends import StoreCache
 from extensions.pagestore.protocol import StoreUnavailable, one_line

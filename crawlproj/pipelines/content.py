@@ -18,8 +18,10 @@ another rule: unchanged when the body or the main text is identical
 (text_hash), changed otherwise, however close the simhash (one new sentence
 is an edit worth storing; a new ad outside the main text is not).
 
-The work (parse, fingerprint, two or three Redis round trips) runs in a small
-thread pool: never on the reactor.
+The work (parse, fingerprint, three Redis round trips for a new page: the content
+hash's lookup with the simhash probe, the index's commit, both first writers; one
+more when the index has candidates to verify) runs in a small thread pool: never on
+the reactor.
 
 Stats: content/unique, content/unique_short (under NEARDUP_MIN_WORDS: exact
 check only), content/unique_no_text, content/exact_duplicate,
@@ -38,28 +40,24 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-import weakref
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import RedisError
-from scrapy.http import TextResponse
 
 from crawlproj.checkpoint import checkpoint_for
 from crawlproj.items import PageItem
 from crawlproj.pipelines.recrawl import PREV_STATE_META
+from crawlproj.pipelines.signature import Signature, content_signature
 from extensions.admission.filters import host_of
 from extensions.admission.noise import SEPARATOR as NOISE_SEPARATOR
 from extensions.admission.noise import differing_params, noise_config, noise_learned
 from extensions.config import Setting, Table, between, read
-from extensions.content.fingerprint import TextSignature, content_hash, hamming, signature
-from extensions.content.main_text import PageText, page_text
-from extensions.content.simhash_index import MAX_LOOKUPS, Match, SimhashIndex, plan_blocks
+from extensions.content.fingerprint import hamming
+from extensions.content.simhash_index import MAX_LOOKUPS, SimhashIndex, plan_blocks
 from extensions.content.simhash_keys import crawl_index_shards
-from extensions.content.template import template_digest
-from extensions.pagestore.protocol import is_html_type
 from extensions.state.connection import RedisUnavailable, redis_for
 from extensions.state.keys import FrontierKeys
 from extensions.state.page_hashes import PageHash
@@ -77,46 +75,6 @@ logger = logging.getLogger(__name__)
 # corpus tests; the crawl reads NEARDUP_* (equal: tests/unit/test_config.py).
 DEFAULT_MAX_DISTANCE = 13
 DEFAULT_MIN_RESEMBLANCE = 0.65
-
-
-@dataclass(frozen=True)
-class Signature:
-    content_hash: str | None  # None for an empty body
-    text: TextSignature  # of the main text (all None, 0 words, when there is none)
-    text_source: str  # main | visible | none
-    template: str | None = None  # template digest of the main text (content/template.py)
-
-
-# Each response's main text, extracted once (~2.8 ms a 14 KB page, bench/README.md "CPU
-# per page"): the soft-404 check of a soft origin's pages reads it again. Weak: an entry
-# goes with its response. Set and read in the pipelines' pools, one response at a time.
-_page_texts: weakref.WeakKeyDictionary[TextResponse, PageText] = weakref.WeakKeyDictionary()
-
-
-def response_page_text(response: TextResponse) -> PageText:
-    """page_text(response.text), computed once per response."""
-    found = _page_texts.get(response)
-    if found is None:
-        found = _page_texts[response] = page_text(response.text)
-    return found
-
-
-def content_signature(response: Response, content_type: str | None) -> Signature:
-    """The content fields of a response; replay calls this too."""
-    body = response.body
-    if not body:
-        return Signature(None, signature(""), "none")
-    source = "none"
-    text = ""
-    if isinstance(response, TextResponse):
-        # response.text honours the header charset; the bytes alone would not.
-        if is_html_type(content_type):
-            extracted = response_page_text(response)
-            text, source = extracted.text, extracted.source
-        else:
-            text, source = response.text, "main"
-    template = template_digest(text, response.url) if text else None
-    return Signature(content_hash(body), signature(text), source, template)
 
 
 @dataclass(frozen=True)
@@ -282,14 +240,12 @@ class ContentDedupPipeline:
         stored = self._against_stored(sig, prev) if prev is not None else None
         if stored is not None and stored.branch == "unchanged":
             return sig, stored
-        verdict = self._dedup(sig, url)
+        # A new page's template is looked up beside its content hash; a re-fetch has none.
+        depth = int(response.meta.get("depth", 0)) if prev is None else None
+        verdict = self._dedup(sig, url, depth)
         if stored is not None and verdict.distance is None:
             # A changed re-fetch that is nobody's duplicate: the distance to its old copy.
             verdict = Verdict(verdict.branch, distance=stored.distance)
-        if prev is None and verdict.duplicate_of is None:
-            first = self._template_first(sig, url, int(response.meta.get("depth", 0)))
-            if first is not None and first != url:
-                verdict = dataclasses.replace(verdict, template_of=first)
         # Template copies differ in words their URL supplies (a year, a query): those
         # parameters matter. Only a real duplicate shows a parameter to be noise.
         if verdict.duplicate_of and self.noise_after:
@@ -320,40 +276,37 @@ class ContentDedupPipeline:
             pass  # feedback only
         return tuple(found)
 
-    def _template_first(self, sig: Signature, url: str, depth: int) -> str | None:
-        """The first page with this page's template (shared: first writer wins), unless
-        this page is no deeper: listed beside it (a manual's MSVC10, MSVC11 pages differ
-        only in numbers), not a walk's step (a calendar's next month is one link deeper)."""
-        if sig.template is None or self.templates is None:
-            return None
-        try:
-            first = self.templates.first_writer(sig.template, f"{depth} {url}")
-        except RedisError:
-            return None  # feedback only: a missed template costs nothing stored
+    def _template_of(self, first: str, url: str, depth: int) -> str | None:
+        """The first page with this page's template (`first`: the first writer's value,
+        shared by all workers), unless that is this page or this page is no deeper:
+        listed beside it (a manual's MSVC10, MSVC11 pages differ only in numbers), not
+        a walk's step (a calendar's next month is one link deeper)."""
         depth_text, _, first_url = first.partition(" ")
         if not depth_text.isdigit():
-            return first  # written before depths were kept: the URL alone
-        if first_url != url and depth <= int(depth_text):
+            return first if first != url else None  # written before depths were kept
+        if first_url == url:
+            return None
+        if depth <= int(depth_text):
             self.stats.inc_value("content/template_sibling")
             return None
         return first_url
 
-    def _dedup(self, sig: Signature, url: str) -> Verdict:
+    def _dedup(self, sig: Signature, url: str, depth: int | None) -> Verdict:
+        """Exact, then near duplicate: the content hash's lookup with the simhash probe
+        (one round trip), the index's verify and commit, then the first writers of the
+        content hash and (a new page that is nobody's duplicate: `depth` given) of its
+        template (one round trip). A copy that raced in from another worker has its
+        template written too: harmless, as its verdict is a duplicate's."""
         if sig.content_hash is None:
             return Verdict("empty")
         if self.index is None or self.hashes is None:
             return Verdict("unchecked")
         try:
-            seen = self.hashes.get(sig.content_hash)
-            # A page handed back to the frontier (store down) and fetched again
-            # finds its own URL: that is not a duplicate.
-            if seen and seen != url:
-                return Verdict("exact_duplicate", seen, resemblance=1.0)
-            verdict = self._near(sig, url)
-            # The content hash goes to the page whose body stands for it (the page
-            # itself, or the stored original it near-duplicates), first writer wins:
-            # later exact copies then point straight at a stored body.
-            original = self.hashes.first_writer(sig.content_hash, verdict.duplicate_of or url)
+            verdict = self._lookup(sig, url)
+            if verdict.branch == "exact_duplicate":
+                return verdict
+            template = sig.template if depth is not None and not verdict.duplicate_of else None
+            original, first = self._first_writers(sig.content_hash, verdict, url, template, depth)
         except RedisError as exc:
             # Dedup is an optimisation: storing a duplicate costs space, losing a
             # body costs data. Without Redis the page counts as unique.
@@ -363,7 +316,49 @@ class ContentDedupPipeline:
             # The same content reached another worker in between (pages outside
             # the simhash index: short, textless, or NEARDUP_ENABLED off).
             return Verdict("exact_duplicate", original, resemblance=1.0)
+        if first is not None and depth is not None:
+            template_of = self._template_of(first, url, depth)
+            if template_of is not None:
+                verdict = dataclasses.replace(verdict, template_of=template_of)
         return verdict
+
+    def _lookup(self, sig: Signature, url: str) -> Verdict:
+        """The content hash's first page and the simhash index's answer, one round trip."""
+        assert self.hashes is not None and self.index is not None and sig.content_hash
+        text, unprobed = sig.text, self._unprobed(sig)
+        pipe = self.redis.pipeline(transaction=False)
+        self.hashes.queue_get(pipe, sig.content_hash)
+        if unprobed is None:
+            assert text.simhash is not None
+            self.index.queue_check(pipe, text.simhash)
+        reply, *probed = pipe.execute()
+        seen = self.hashes.got(sig.content_hash, reply)
+        # A page handed back to the frontier (store down) and fetched again finds its
+        # own URL: that is not a duplicate.
+        if seen and seen != url:
+            return Verdict("exact_duplicate", seen, resemblance=1.0)
+        if unprobed is not None:
+            return Verdict(unprobed)
+        return self._near(sig, url, probed)
+
+    def _first_writers(
+        self, content: str, verdict: Verdict, url: str, template: str | None, depth: int | None
+    ) -> tuple[str, str | None]:
+        """The content hash goes to the page whose body stands for it (the page itself,
+        or the stored original it near-duplicates), first writer wins: later exact
+        copies then point straight at a stored body. The template goes to its first
+        page. One round trip; (content hash's first writer, template's or None)."""
+        assert self.hashes is not None
+        pipe = self.redis.pipeline(transaction=False)
+        self.hashes.queue_first_writer(pipe, content, verdict.duplicate_of or url)
+        if template is not None and self.templates is not None:
+            self.templates.queue_first_writer(pipe, template, f"{depth} {url}")
+        replies = pipe.execute()
+        original = self.hashes.first_written(content, replies[:2])
+        if len(replies) < 4:
+            return original, None
+        assert self.templates is not None and template is not None
+        return original, self.templates.first_written(template, replies[2:])
 
     @staticmethod
     def _against_stored(sig: Signature, prev: DocState) -> Verdict:
@@ -379,14 +374,21 @@ class ContentDedupPipeline:
             return Verdict("unchanged", distance=distance)
         return Verdict("changed", distance=distance)
 
-    def _near(self, sig: Signature, url: str) -> Verdict:
+    def _unprobed(self, sig: Signature) -> str | None:
+        """Why the simhash index is not asked about this page (its branch), or None."""
         text = sig.text
         if text.simhash is None or text.sketch is None:
-            return Verdict("unique_no_text")
+            return "unique_no_text"
         if not self.config.enabled or text.words < self.config.min_words:
-            return Verdict("unique_short")
-        assert self.index is not None
-        match: Match | None = self.index.check_and_add(text.simhash, text.sketch, url)
+            return "unique_short"
+        return None
+
+    def _near(self, sig: Signature, url: str, probed: list[Any]) -> Verdict:
+        """The simhash index's answer from its probe's replies (queue_check), the page
+        added when it is nobody's near duplicate."""
+        text = sig.text
+        assert self.index is not None and text.simhash is not None and text.sketch is not None
+        match = self.index.finish_check(text.simhash, text.sketch, url, probed)
         if match is not None and match.doc_id and match.doc_id != url:
             # The row says it too (duplicate_of, resemblance); the log line is for
             # whoever wonders why a page's body is not in the store.

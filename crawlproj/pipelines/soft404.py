@@ -46,7 +46,7 @@ from scrapy.http import TextResponse
 
 from crawlproj.checkpoint import checkpoint_for
 from crawlproj.items import PageItem
-from crawlproj.pipelines.content import response_page_text
+from crawlproj.pipelines.signature import response_page_text
 from extensions.config import Setting, Table, between, read
 from extensions.content.soft404 import (
     SEND_PROBE_META,

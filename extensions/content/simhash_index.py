@@ -342,10 +342,20 @@ class SimhashIndex:
         added and the other gets its Match (see the module docstring).
         """
         pipe = self.redis.pipeline(transaction=False)
+        self.queue_check(pipe, fp)
+        return self.finish_check(fp, sketch, doc_id, pipe.execute())
+
+    def queue_check(self, pipe: Any, fp: int) -> None:
+        """check_and_add's reads, queued on a caller's pipeline: one round trip with the
+        caller's own reads (a page's content-hash lookup). Their replies, in order, go
+        to finish_check."""
         pipe.get(self.keys.count)
         self._queue_probe(pipe, fp)
-        since, *replies = pipe.execute()
-        near, dist = self._near(fp, replies)
+
+    def finish_check(self, fp: int, sketch: bytes, doc_id: str, replies: list[Any]) -> Match | None:
+        """check_and_add from the replies of queue_check's reads."""
+        since, *probed = replies
+        near, dist = self._near(fp, probed)
         found = self._verify(near, dist, sketch)
         if found is not None:
             return found

@@ -19,7 +19,8 @@ frontier opened, which fixes G:shards (frontier/sharded.py, crawl_keys).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from extensions.state.connection import AnyRedis, as_str
 from extensions.state.keys import FrontierKeys, PageKeys, ShardedKeys
@@ -50,7 +51,14 @@ class PageHash:
         return self.family(self.layout()[0].page_of(field))
 
     def get(self, field: str) -> str | None:
-        value = self.redis.hget(self.key(field), field)
+        return self.got(field, self.redis.hget(self.key(field), field))
+
+    def queue_get(self, pipe: Any, field: str) -> None:
+        """get's HGET on a caller's pipeline (one reply; give it to got)."""
+        pipe.hget(self.key(field), field)
+
+    def got(self, field: str, value: Any) -> str | None:
+        """get's answer from its HGET's reply."""
         if value is None:
             return self._legacy(field)
         return as_str(value)
@@ -61,15 +69,24 @@ class PageHash:
     def first_writer(self, field: str, value: str) -> str:
         """HSETNX then HGET in one round trip: the value of whoever wrote `field` first
         (shared by all workers); before this layout, maybe under the crawl's tag."""
-        key = self.key(field)
         pipe = self.redis.pipeline(transaction=False)
+        self.queue_first_writer(pipe, field, value)
+        return self.first_written(field, pipe.execute())
+
+    def queue_first_writer(self, pipe: Any, field: str, value: str) -> None:
+        """first_writer's HSETNX and HGET on a caller's pipeline (two replies; give them
+        to first_written)."""
+        key = self.key(field)
         pipe.hsetnx(key, field, value)
         pipe.hget(key, field)
-        added, first = pipe.execute()
+
+    def first_written(self, field: str, replies: Sequence[Any]) -> str:
+        """first_writer's answer from its two replies."""
+        added, first = replies
         if added:
             earlier = self._legacy(field)
             if earlier is not None:
-                self.redis.hset(key, field, earlier)
+                self.redis.hset(self.key(field), field, earlier)
                 return earlier
         return as_str(first)
 

@@ -287,7 +287,7 @@ def test_a_soft_origins_page_has_its_main_text_extracted_once(
     crawl: Crawl, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The soft-404 check reads the main text the duplicate check extracted."""
-    import crawlproj.pipelines.content as content
+    import crawlproj.pipelines.signature as content  # where the pipelines extract it
     import extensions.content.soft404 as soft404
 
     calls: list[str] = []
