@@ -1,11 +1,12 @@
 """Trap families whose every page links a next one: calendars, growing paths, long URLs.
 
 Each is a template (a few values in fixed words), so its pages are near duplicates of each
-other, and each comes in two spellings so a crawler cannot pass by fitting one URL shape:
-calendars by query (/events?year=&month=) and by path (/archive/Y/M/D/); path growth by
-distinct segments (/docs/v1/more/more2/) and by a relative link re-appending the current
-segment with a counter (/gallery/p1/p2/p3); long URLs by query (/search?q=) and by path
-(/filter/<slug>), each growing until above 1000 characters.
+other, and each comes in two spellings or more so a crawler cannot pass by fitting one URL
+shape: calendars by query (/events?year=&month=, /agenda?date=Y-M-D) and by path
+(/archive/Y/M/D/); path growth by distinct segments (/docs/v1/more/more2/) and by a
+relative link re-appending the current segment with a counter (/gallery/p1/p2/p3); long
+URLs by query (/search?q=) and by path (/filter/<slug>), each growing until above 1000
+characters.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ class Endless:
         rows: dict[str, tuple[str, FamilyHandler]] = {
             "events": (r"/events", self._events),
             "archive": (r"/archive/(\d{4})/(\d{2})/(\d{2})/", self._archive),
+            "dated": (r"/agenda", self._agenda_day),
             "segments": (r"/docs/v1/((?:more\d*/)*)", self._segments),
             "counter": (r"/gallery((?:/p\d+)+)", self._counter),
             "query": (r"/search", self._search),
@@ -48,6 +50,7 @@ class Endless:
         first = {
             "events": "/events?year=2024&month=1",
             "archive": "/archive/2024/01/05/",
+            "dated": "/agenda?date=2024-01-05",
             "segments": "/docs/v1/",
             "counter": "/gallery/p1",
             "query": "/search?q=crawler",
@@ -94,6 +97,24 @@ class Endless:
         when = f"{day.day} {MONTH_NAMES[day.month - 1]} {day.year:04d}"
         return template(
             "calendar", f"Archive: {when}", [self._agenda(when)], [*anchors, self._home()]
+        )
+
+    def _agenda_day(self, m: re.Match[str], query: str) -> Route | None:
+        value = parse_qs(query).get("date", ["2024-01-05"])[-1]
+        try:
+            day = datetime.date.fromisoformat(value)
+        except ValueError:
+            return None
+        anchors = []
+        for label, delta in (("Previous", -1), ("Next", 1)):
+            try:
+                other = (day + datetime.timedelta(days=delta)).isoformat()
+            except OverflowError:
+                continue
+            anchors.append((Link(self.url(f"/agenda?date={other}"), f"?date={other}"), label))
+        when = f"{day.day} {MONTH_NAMES[day.month - 1]} {day.year:04d}"
+        return template(
+            "calendar", f"Agenda: {when}", [self._agenda(when)], [*anchors, self._home()]
         )
 
     def _agenda(self, when: str) -> str:

@@ -6,7 +6,8 @@ same or a reordered subset of the products, and every variant links one more par
 one changed value, so the combinations multiply. The real pages (/shop/, categories,
 products) are all linked without a query, so a crawler that closes the facet pattern loses
 no real page. Variants (HostSpec.facet_variants): "shuffled" parameter order per link, a
-"tracking" ref= parameter, an unknown "view" parameter, "slugs" for product names.
+"tracking" ref= parameter, an unknown "view" parameter, "slugs" for product names,
+"unnamed" parameter names no crawler's list of facet names holds (?tone=&fit=&maker=).
 """
 
 from __future__ import annotations
@@ -29,6 +30,10 @@ FILTERS = ("color", "size", "brand")
 VIEWS = ("grid", "list")
 PARAM_ORDER = ("color", "size", "brand", "sort", "page", "view")
 PAGE_SIZE = 4  # products per ?page=
+# The "unnamed" variant's spelling of each parameter in URLs (the state keeps the above).
+UNNAMED = {"color": "tone", "size": "fit", "brand": "maker", "sort": "arrange", "page": "pg"}
+UNNAMED |= {"view": "look"}
+NAMED = {v: k for k, v in UNNAMED.items()}
 
 
 class Shop:
@@ -89,6 +94,8 @@ class Shop:
         if cat not in self.names:
             return None
         pairs = [(k, v) for k, v in parse_qsl(query, True) if not k.startswith("utm_")]
+        if "unnamed" in self.variants:
+            pairs = [(NAMED.get(k, f"_{k}"), v) for k, v in pairs]  # a real name is unknown
         state = {k: v for k, v in pairs if k in PARAM_ORDER}
         shown = self._listing(cat, state)
         links = [Link(self.url("/shop/"), "../")]
@@ -144,7 +151,7 @@ class Shop:
             seeded_rng(self.seed, "order", self.h.name, cat, sorted(source.items()), i).shuffle(
                 keys
             )
-        pairs = [(k, target[k]) for k in keys]
+        pairs = [(UNNAMED[k] if "unnamed" in self.variants else k, target[k]) for k in keys]
         if "tracking" in self.variants:  # one filter state under as many URLs as sources
             pairs.append(("ref", f"side{len(source)}"))
         query = urlencode(pairs)

@@ -20,12 +20,12 @@ DEFAULT_BASE_IP = "127.0.10.1"
 # ``times`` requests of that path get the override (None/absent = every request).
 StatusOverride = tuple[int, dict[str, str], int | None]
 
-FACET_VARIANTS = ("shuffled", "tracking", "view", "slugs")
+FACET_VARIANTS = ("shuffled", "tracking", "view", "slugs", "unnamed")
 SOFT404_STYLES = ("links", "short", "themed", "redirect")
 # Session style -> its query parameter: names the canonicalizer does not know
 # (extensions/admission/canonical.py DEFAULT_SESSION_PARAMS), so only content tells.
 SESSION_PARAMS = {"hex": "s", "counter": "visit"}
-CALENDAR_STYLES = ("events", "archive")
+CALENDAR_STYLES = ("events", "archive", "dated")
 PATH_GROWTH_STYLES = ("segments", "counter")
 LONG_URL_STYLES = ("query", "path")
 MAX_SHOP_CATEGORIES = 8
@@ -77,14 +77,16 @@ class HostSpec:
     shop_categories: int = 0
     shop_products: int = 10
     # Facet link styles, any of FACET_VARIANTS: "shuffled" parameter order, a "tracking"
-    # ref= parameter, an unknown "view"=grid|list parameter, "slugs" for product names.
+    # ref= parameter, an unknown "view"=grid|list parameter, "slugs" for product names,
+    # "unnamed" parameter names outside any facet list (?tone=..&fit=..).
     facet_variants: list[str] = field(default_factory=list)
     # Unknown paths: "" a real 404; "links", "short", "themed" a 200 "not found" page
     # (with fresh random links, a line, a long themed page); "redirect" a 302 home.
     soft404: str = ""
     # A per-render session token on every same-host link: "hex" (?s=), "counter" (?visit=).
     session: str = ""
-    # Endless calendars, any of "events" (/events?year=&month=), "archive" (/archive/Y/M/D/).
+    # Endless calendars, any of "events" (/events?year=&month=), "archive" (/archive/Y/M/D/),
+    # "dated" (/agenda?date=YYYY-MM-DD).
     calendars: list[str] = field(default_factory=list)
     # Endless paths, any of "segments" (/docs/v1/more/more2/), "counter" (/gallery/p1/p2).
     path_growth: list[str] = field(default_factory=list)
@@ -266,19 +268,23 @@ class WebSpec:
     @classmethod
     def traps_holdout(cls) -> WebSpec:
         """The same trap families dealt out again, to other hosts, sizes and a seed of
-        their own: a web the crawl-budget thresholds were not chosen on (bench_traps
+        their own, and spellings traps() lacks (facet names outside any list, a calendar
+        by ?date=): a web the crawl-budget thresholds were not chosen on (bench_traps
         --web holdout), so a figure that holds on traps() alone shows a fitted rule."""
         bazaar = HostSpec("bazaar.test", pages=30, shop_categories=6, shop_products=8)
         bazaar.facet_variants = ["shuffled", "tracking", "view", "slugs"]
         bazaar.soft404, bazaar.session = "links", "counter"
         journal = HostSpec("journal.test", pages=150, sitemap=True, soft404="themed")
-        journal.calendars, journal.long_urls = ["archive"], ["path"]
+        journal.calendars, journal.long_urls = ["archive", "dated"], ["path"]
         kb = HostSpec("kb.test", "kb", pages=50, guide=[5, 6], sources=True, soft404="short")
         kb.path_growth, kb.session = ["counter", "segments"], "hex"
         blog = HostSpec("blog.test", "kb", pages=80, sitemap=True, soft404="redirect")
         blog.calendars, blog.long_urls = ["events"], ["query"]
         blog.attachments = True
-        return cls(hosts=[bazaar, journal, kb, blog], seed=7, base_ip="127.0.12.1")
+        # Facet names no list holds (?tone=&fit=&maker=), in shuffled order.
+        outlet = HostSpec("outlet.test", pages=20, shop_categories=4, shop_products=10)
+        outlet.facet_variants = ["unnamed", "shuffled"]
+        return cls(hosts=[bazaar, journal, kb, blog, outlet], seed=7, base_ip="127.0.12.1")
 
 
 def _shop_hosts() -> list[HostSpec]:
