@@ -7,16 +7,18 @@ one changed value, so the combinations multiply. The real pages (/shop/, categor
 products) are all linked without a query, so a crawler that closes the facet pattern loses
 no real page. Variants (HostSpec.facet_variants): "shuffled" parameter order per link, a
 "tracking" ref= parameter, an unknown "view" parameter, "slugs" for product names,
-"unnamed" parameter names no crawler's list of facet names holds (?tone=&fit=&maker=).
+"unnamed" parameter names no crawler's list of facet names holds (?tone=&fit=&maker=),
+"paths" a path segment per filter and no query (/shop/shoes/f/color-red/size-m/).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from urllib.parse import parse_qsl, urlencode
 
-from .prose import WORDS, seeded_rng
-from .routes import FamilyHandler, Link, Route, UrlFor
+from .prose import WORDS, render, seeded_rng
+from .routes import HTML, FamilyHandler, Link, Route, UrlFor
 from .spec import HostSpec
 
 CATEGORIES = ("shoes", "shirts", "bags", "hats", "jackets", "socks", "watches", "scarves")
@@ -62,6 +64,7 @@ class Shop:
             (r"/shop/", lambda m, q: self._index()),
             (r"/shop/([a-z]+)/", self._category),
             (r"/shop/([a-z]+)/([a-z0-9-]+)", self._product),
+            (r"/shop/([a-z]+)/f/((?:[a-z]+-[a-z0-9]+/)+)", self._path_facets),
         ]
 
     def entries(self) -> list[str]:
@@ -90,16 +93,36 @@ class Shop:
         return Route("page", title=f"{self.h.name} {cat} {name}", links=tuple(links))
 
     def _category(self, m: re.Match[str], query: str) -> Route | None:
-        cat = m.group(1)
-        if cat not in self.names:
-            return None
         pairs = [(k, v) for k, v in parse_qsl(query, True) if not k.startswith("utm_")]
         if "unnamed" in self.variants:
             pairs = [(NAMED.get(k, f"_{k}"), v) for k, v in pairs]  # a real name is unknown
+        return self._listed(m.group(1), pairs)
+
+    def _path_facets(self, m: re.Match[str], query: str) -> Route | None:
+        """The "paths" variant: /shop/<cat>/f/color-red/size-m/ (a segment per filter)."""
+        pairs = [tuple(seg.split("-", 1)) for seg in m.group(2).split("/") if seg]
+        if "paths" not in self.variants or any(k not in PARAM_ORDER for k, _ in pairs):
+            return None
+        route = self._listed(m.group(1), [(k, v) for k, v in pairs] or [("page", "1")])
+        if route is None:
+            return None
+        # The category's prose, as its query facets get it (their path is the category's):
+        # a filter changes the listing, not the page's text.
+        body = render(self.seed, self.h.name, f"/shop/{m.group(1)}/", route)
+        return dataclasses.replace(route, body=body, headers=HTML)
+
+    def _listed(self, cat: str, pairs: list[tuple[str, str]]) -> Route | None:
+        if cat not in self.names:
+            return None
         state = {k: v for k, v in pairs if k in PARAM_ORDER}
         shown = self._listing(cat, state)
-        links = [Link(self.url("/shop/"), "../")]
-        links += [Link(self.url(f"/shop/{cat}/{name}"), name) for name in shown]
+        # A path facet sits deeper than its category: its links are root-relative.
+        deep = "paths" in self.variants and bool(pairs)
+        links = [Link(self.url("/shop/"), "/shop/" if deep else "../")]
+        links += [
+            Link(self.url(f"/shop/{cat}/{name}"), f"/shop/{cat}/{name}" if deep else name)
+            for name in shown
+        ]
         links += self._facet_links(cat, state, len(self._matching(cat, state)))
         links.append(Link(self.url("/"), "/"))
         title = f"{self.h.name} shop {cat}"
@@ -154,5 +177,8 @@ class Shop:
         pairs = [(UNNAMED[k] if "unnamed" in self.variants else k, target[k]) for k in keys]
         if "tracking" in self.variants:  # one filter state under as many URLs as sources
             pairs.append(("ref", f"side{len(source)}"))
+        if "paths" in self.variants:  # no query: a path segment per filter
+            path = f"/shop/{cat}/f/" + "".join(f"{k}-{v}/" for k, v in pairs if k != "ref")
+            return Link(self.url(path), path)
         query = urlencode(pairs)
         return Link(self.url(f"/shop/{cat}/?{query}"), f"?{query}")

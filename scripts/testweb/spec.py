@@ -20,7 +20,7 @@ DEFAULT_BASE_IP = "127.0.10.1"
 # ``times`` requests of that path get the override (None/absent = every request).
 StatusOverride = tuple[int, dict[str, str], int | None]
 
-FACET_VARIANTS = ("shuffled", "tracking", "view", "slugs", "unnamed")
+FACET_VARIANTS = ("shuffled", "tracking", "view", "slugs", "unnamed", "paths")
 SOFT404_STYLES = ("links", "short", "themed", "redirect")
 # Session style -> its query parameter: names the canonicalizer does not know
 # (extensions/admission/canonical.py DEFAULT_SESSION_PARAMS), so only content tells.
@@ -78,7 +78,8 @@ class HostSpec:
     shop_products: int = 10
     # Facet link styles, any of FACET_VARIANTS: "shuffled" parameter order, a "tracking"
     # ref= parameter, an unknown "view"=grid|list parameter, "slugs" for product names,
-    # "unnamed" parameter names outside any facet list (?tone=..&fit=..).
+    # "unnamed" parameter names outside any facet list (?tone=..&fit=..), "paths" a path
+    # segment per filter (/shop/shoes/f/color-red/size-m/).
     facet_variants: list[str] = field(default_factory=list)
     # Unknown paths: "" a real 404; "links", "short", "themed" a 200 "not found" page
     # (with fresh random links, a line, a long themed page); "redirect" a 302 home.
@@ -268,9 +269,10 @@ class WebSpec:
     @classmethod
     def traps_holdout(cls) -> WebSpec:
         """The same trap families dealt out again, to other hosts, sizes and a seed of
-        their own, and spellings traps() lacks (facet names outside any list, a calendar
-        by ?date=): a web the crawl-budget thresholds were not chosen on (bench_traps
-        --web holdout), so a figure that holds on traps() alone shows a fitted rule."""
+        their own, and spellings traps() lacks (facet names outside any list or in path
+        segments, a calendar by ?date=): a web the crawl-budget thresholds were not
+        chosen on (bench_traps --web holdout), so a figure that holds on traps() alone
+        shows a fitted rule."""
         bazaar = HostSpec("bazaar.test", pages=30, shop_categories=6, shop_products=8)
         bazaar.facet_variants = ["shuffled", "tracking", "view", "slugs"]
         bazaar.soft404, bazaar.session = "links", "counter"
@@ -284,7 +286,11 @@ class WebSpec:
         # Facet names no list holds (?tone=&fit=&maker=), in shuffled order.
         outlet = HostSpec("outlet.test", pages=20, shop_categories=4, shop_products=10)
         outlet.facet_variants = ["unnamed", "shuffled"]
-        return cls(hosts=[bazaar, journal, kb, blog, outlet], seed=7, base_ip="127.0.12.1")
+        # Facets as path segments, no query at all (/shop/shoes/f/color-red/size-m/).
+        boutique = HostSpec("boutique.test", pages=20, shop_categories=4, shop_products=10)
+        boutique.facet_variants = ["paths"]
+        hosts = [bazaar, journal, kb, blog, outlet, boutique]
+        return cls(hosts=hosts, seed=7, base_ip="127.0.12.1")
 
 
 def _shop_hosts() -> list[HostSpec]:
