@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
-from urllib.parse import parse_qsl, unquote_plus, urlsplit
+from urllib.parse import urlsplit
 
 from extensions.config import Setting, Table, above, at_least, at_most, read
 
@@ -69,11 +69,14 @@ def cut_page_tokens(
     page_url: str, links: list[str], config: PageTokenConfig, stats: Stats | None = None
 ) -> list[str]:
     """`links` with the page's stamped session tokens cut (first occurrence kept, order
-    kept); `links` itself when the page stamps none."""
+    kept); `links` itself when the page stamps none. Costs a scan of the links, and a
+    query split only on a page where enough same-host links have one (a wiki's
+    ?action=edit links on half of them are rejected without it)."""
     if sum("?" in link for link in links) < config.min_links:
         return links  # the common page: too few queries to carry a stamp
     page = urlsplit(page_url)
-    same_host = [link for link in links if urlsplit(link).netloc == page.netloc]
+    origin = f"{page.scheme}://{page.netloc}"
+    same_host = [link for link in links if _on(link, origin)]
     tokens = _stamped(page.query, same_host, config)
     if not tokens:
         return links
@@ -81,7 +84,7 @@ def cut_page_tokens(
     seen: set[str] = set()
     cut = 0
     for link in links:
-        kept = _without(link, tokens) if link in same_host else link
+        kept = _without(link, tokens) if _on(link, origin) else link
         cut += kept != link
         if kept not in seen:
             seen.add(kept)
@@ -92,30 +95,46 @@ def cut_page_tokens(
     return out
 
 
+def _on(link: str, origin: str) -> bool:
+    """Whether the absolute `link` is on the page's scheme, host and port."""
+    return link.startswith(origin) and (len(link) == len(origin) or link[len(origin)] in "/?")
+
+
 def _stamped(own_query: str, same_host: list[str], config: PageTokenConfig) -> frozenset[str]:
     """Names whose one value is on at least `share` of the same-host links, and is
     token-shaped or a number minted for this render."""
-    if len(same_host) < config.min_links:
-        return frozenset()
-    pairs: Counter[tuple[str, str]] = Counter()
-    values: Counter[str] = Counter()
-    for link in same_host:
-        query = link.partition("?")[2]
-        for name, value in dict(parse_qsl(query, keep_blank_values=True)).items():
-            pairs[(name, value)] += 1
-            values[name] += 1
-    own = dict(parse_qsl(own_query, keep_blank_values=True))
     need = max(config.min_links, config.share * len(same_host))
+    queried = [link.partition("?")[2] for link in same_host if "?" in link]
+    if len(queried) < need:
+        return frozenset()  # no name can be on enough links
+    pairs: Counter[tuple[str, str]] = Counter()
+    names: Counter[str] = Counter()
+    for query in queried:
+        for name, value in _pairs(query).items():
+            pairs[(name, value)] += 1
+            names[name] += 1
+    own = _pairs(own_query)
     return frozenset(
         name
         for (name, value), count in pairs.items()
         if count >= need
-        and values[name] == count  # one value wherever the name appears
+        and names[name] == count  # one value wherever the name appears
         and (
             _token_shaped(value, config.min_chars)
             or (value.isdigit() and value.isascii() and own.get(name) != value)
         )
     )
+
+
+def _pairs(query: str) -> dict[str, str]:
+    """A query's names and their first values, as written (a stamp is written alike on
+    every link of its page)."""
+    out: dict[str, str] = {}
+    for pair in query.split("&"):
+        name, _, value = pair.partition("=")
+        if name:
+            out.setdefault(name, value)
+    return out
 
 
 def _token_shaped(value: str, min_chars: int) -> bool:
@@ -135,9 +154,5 @@ def _without(url: str, names: frozenset[str]) -> str:
     head, mark, query = url.partition("?")
     if not mark:
         return url
-    kept = [
-        pair
-        for pair in query.split("&")
-        if pair and unquote_plus(pair.partition("=")[0]) not in names
-    ]
+    kept = [pair for pair in query.split("&") if pair and pair.partition("=")[0] not in names]
     return f"{head}?{'&'.join(kept)}" if kept else head
