@@ -78,10 +78,15 @@ PRIORITY = Table(
 )
 
 # A path that ends in a date (/2024/05, /2024/05/17/, /2024-05-17), or a query naming a
-# year with a month or day: what a calendar's next/previous links look like. A post under
-# a date (/2024/05/17/my-post) does not end in one.
+# year with a month or day, or holding a date: what a calendar's next/previous links look
+# like. A post under a date (/2024/05/17/my-post) does not end in one.
 _DATE_PATH = re.compile(r"/(1[6-9]|2[0-9])\d\d([/-])(0?[1-9]|1[0-2])(\2(0?[1-9]|[12]\d|3[01]))?/?$")
 _DATE_NAMES = ({"year", "month"}, {"year", "day"}, {"y", "m"})
+# A query value that is a date, ISO style (?date=2024-05-17, ?month=2024-05): a day or
+# month calendar whatever its parameter's name. A bare number (?d=20240517) may be an id.
+_DATE_VALUE = re.compile(
+    r"(?:^|&)[^=&]*=(1[6-9]|2[0-9])\d\d-(0?[1-9]|1[0-2])(-(0?[1-9]|[12]\d|3[01]))?(?:&|$)"
+)
 
 
 def bucket(score: float, priorities: int) -> int:
@@ -200,7 +205,11 @@ def is_calendar(url: str | UrlParts) -> bool:
     # _DATE_PATH's every match starts with "/1" or "/2": most paths skip the regex.
     if ("/1" in path or "/2" in path) and _DATE_PATH.search(path):
         return True
-    return bool(parts.names) and any(date <= parts.names for date in _DATE_NAMES)
+    if not parts.names:
+        return False
+    if any(date <= parts.names for date in _DATE_NAMES):
+        return True
+    return "-" in parts.query and _DATE_VALUE.search(parts.query) is not None
 
 
 def _refines(parts: UrlParts, parent_url: str) -> bool:

@@ -172,6 +172,12 @@ def test_coarse_and_host_wide_patterns() -> None:
         ("http://h.test/2024/05/17/my-first-post", False),
         ("http://h.test/page/2024", False),
         ("http://h.test/shop/?page=3", False),
+        ("http://h.test/agenda?date=2024-01-05", True),
+        ("http://h.test/cal?view=month&m=2024-01", True),
+        ("http://h.test/list?from=2024-01-05&page=2", True),
+        ("http://h.test/item?d=20240105", False),  # a bare number may be an id
+        ("http://h.test/item?sku=2024-99-01", False),  # no month 99
+        ("http://h.test/docs?v=2024-01-beta", False),
     ],
 )
 def test_a_url_naming_a_date_costs_points(url: str, calendar: bool) -> None:
