@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from extensions.admission.patterns import query_values
 from extensions.config import Setting, Table, above, at_least, at_most, read
 
 if TYPE_CHECKING:
@@ -110,10 +111,11 @@ def _stamped(own_query: str, same_host: list[str], config: PageTokenConfig) -> f
     pairs: Counter[tuple[str, str]] = Counter()
     names: Counter[str] = Counter()
     for query in queried:
-        for name, value in _pairs(query).items():
+        # As written, not unquoted: a stamp is written alike on every link of its page.
+        for name, value in query_values(query).items():
             pairs[(name, value)] += 1
             names[name] += 1
-    own = _pairs(own_query)
+    own = query_values(own_query)
     return frozenset(
         name
         for (name, value), count in pairs.items()
@@ -124,17 +126,6 @@ def _stamped(own_query: str, same_host: list[str], config: PageTokenConfig) -> f
             or (value.isdigit() and value.isascii() and own.get(name) != value)
         )
     )
-
-
-def _pairs(query: str) -> dict[str, str]:
-    """A query's names and their first values, as written (a stamp is written alike on
-    every link of its page)."""
-    out: dict[str, str] = {}
-    for pair in query.split("&"):
-        name, _, value = pair.partition("=")
-        if name:
-            out.setdefault(name, value)
-    return out
 
 
 def _token_shaped(value: str, min_chars: int) -> bool:

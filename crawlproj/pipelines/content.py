@@ -349,16 +349,16 @@ class ContentDedupPipeline:
         copies then point straight at a stored body. The template goes to its first
         page. One round trip; (content hash's first writer, template's or None)."""
         assert self.hashes is not None
+        templates = self.templates if template is not None else None
         pipe = self.redis.pipeline(transaction=False)
         self.hashes.queue_first_writer(pipe, content, verdict.duplicate_of or url)
-        if template is not None and self.templates is not None:
-            self.templates.queue_first_writer(pipe, template, f"{depth} {url}")
+        if templates is not None and template is not None:
+            templates.queue_first_writer(pipe, template, f"{depth} {url}")
         replies = pipe.execute()
         original = self.hashes.first_written(content, replies[:2])
-        if len(replies) < 4:
+        if templates is None or template is None:
             return original, None
-        assert self.templates is not None and template is not None
-        return original, self.templates.first_written(template, replies[2:])
+        return original, templates.first_written(template, replies[2:])
 
     @staticmethod
     def _against_stored(sig: Signature, prev: DocState) -> Verdict:

@@ -17,7 +17,7 @@ hop and ends a walk whose score has sunk to 0 (Prioritizer.ends_walk).
 
 from __future__ import annotations
 
-from extensions.admission.patterns import UrlParts
+from extensions.admission.patterns import UrlParts, query_values
 
 # What appended words are joined with: a value or segment grown by digits alone is a
 # counter (?page=1 -> ?page=12, /item/1 -> /item/12), not a growing template.
@@ -49,19 +49,11 @@ def _extends(longer: str, shorter: str) -> bool:
 
 def _query_grows(query: str, parent_query: str) -> bool:
     """Same parameter names, and one value is its parent's value with words appended."""
-    values = _values(query)
-    parent_values = _values(parent_query)
+    values = query_values(query)
+    parent_values = query_values(parent_query)
     if values.keys() != parent_values.keys():
         return False
     return any(_extends(values[name], parent_values[name]) for name in values)
-
-
-def _values(query: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for pair in query.split("&"):
-        name, _, value = pair.partition("=")
-        out.setdefault(name, value)
-    return out
 
 
 def _path_grows(path: str, parent_path: str) -> bool:

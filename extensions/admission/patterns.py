@@ -91,6 +91,15 @@ def _merge_runs(out: str) -> str:
     return "/".join(segments)
 
 
+def query_values(query: str) -> dict[str, str]:
+    """Each parameter name of a query and its first value, as written (not unquoted)."""
+    out: dict[str, str] = {}
+    for pair in query.split("&"):
+        name, _, value = pair.partition("=")
+        out.setdefault(name, value)
+    return out
+
+
 def query_names(query: str) -> list[str]:
     """Sorted distinct parameter names (values dropped; the canonicalizer sorted them)."""
     names = {part.partition("=")[0] for part in query.split("&") if part}
