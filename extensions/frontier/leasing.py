@@ -13,9 +13,13 @@ not ask again. Any other reply (admit, report, parked host, the end-of-crawl che
 timer (the heap's top, the earliest lease expiry, a re-crawl tick, a parked host's DNS
 retry), a re-crawl hint or the clock passing the timer's time opens the gate; other
 workers' changes are seen at the next of those, FRONTIER_POLL_INTERVAL at the latest
-(as when the engine is idle).
+(as when the engine is idle). A report's reply names the ready heap's top: when that is
+not due yet the reply opens nothing and moves the timer to it instead (a 'done' keeps its
+IP held until the ack, so on a one-site crawl every 'done' reply opened the gate for a
+lease that came back empty: 1.1 of 2.1 lease round trips per page).
 
 Stats: frontier/lease_waits/unchanged  engine asks answered by the gate, no round trip
+       frontier/lease_waits/not_due    report replies whose heap top was not due
 """
 
 from __future__ import annotations
@@ -109,8 +113,16 @@ class LeaseLoop:
         # After a lease that Redis could not fill: the reply count then (see kick).
         self._quiet: int | None = None
 
-    def saw_reply(self) -> None:
-        """Every frontier reply passes here (the session's note)."""
+    def saw_reply(self, reply: FrontierReply) -> None:
+        """Every frontier reply passes here (the session's note). A report's shows the
+        ready heap: with its top not due yet (or none) and work left, a lease now finds
+        nothing there, so the reply arms the timer instead of opening the gate."""
+        due = reply.next_due
+        if reply.extra.get("heap") and reply.remaining and (due is None or due > self.clock()):
+            self.stats.inc_value("frontier/lease_waits/not_due")
+            if due is not None:
+                self.timer.schedule(due)
+            return
         self._replies += 1
 
     def wake(self) -> None:

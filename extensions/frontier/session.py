@@ -241,7 +241,7 @@ class FrontierSession:
 
     def note(self, reply: FrontierReply) -> None:
         """Every frontier reply passes here: counters, and the parked hosts it names."""
-        self.leasing.saw_reply()  # a change a lease may find (leasing.py's gate)
+        self.leasing.saw_reply(reply)  # a change a lease may find (leasing.py's gate)
         self.ending.saw(reply)
         self.feeding.saw(reply)
         self.stats.set_value("frontier/queued", reply.queued)

@@ -59,4 +59,5 @@ if #CHANGED.closed > 0 then out.closed = CHANGED.closed end
 if #CHANGED.reopened > 0 then out.reopened = CHANGED.reopened end
 local top = redis.call('ZRANGE', K.ready, 0, 0, 'WITHSCORES')
 if top[2] then out.next_due = top[2] end  -- a string: cjson would round to 14 digits
+out.heap = 1  -- next_due is the ready heap's top, absent when it is empty (leasing.py)
 return cjson.encode(out)

@@ -140,9 +140,43 @@ def test_an_engine_tick_after_an_unfilled_lease_asks_again_only_after_a_change(
 
     in_flight, owing, due, trips, stats = asyncio.run(go())
     assert in_flight == owing == [None] * 4
-    assert trips[:2] == [0, 1]  # none while nothing changed; one after the report's reply
+    # None while nothing changed, nor after the report: its reply showed the heap's top
+    # (the IP, owing its delay) not due.
+    assert trips[:2] == [0, 0]
     assert [r.url for r in due if r is not None] == ["http://127.0.0.1/two"]
     assert stats["frontier/lease_waits/unchanged"] >= 7
+    assert stats["frontier/lease_waits/not_due"] == 1
+
+
+def test_a_done_report_holds_its_ip_so_only_the_ack_opens_the_gate(settings) -> None:
+    """At delay 0 a fetch's 'done' keeps its IP held until the page's ack (report.lua):
+    its reply shows nothing due, so no lease is sent for it; the ack's reply shows the
+    IP due at once, and the next lease gets its next page."""
+
+    async def go():
+        scheduler, _, _ = await open_scheduler(settings(FRONTIER_DELAY=0), VirtualClock())
+        for path in ("one", "two"):
+            scheduler.enqueue_request(Request(f"http://127.0.0.1/{path}"))
+        [first] = await lease_now(scheduler)
+        before = scheduler.stats.get_value("frontier/round_trips/lease")
+        scheduler.download_done(first, 200)
+        await settle(scheduler.session)
+        scheduler.next_request()
+        await settle(scheduler.session)
+        after_done = scheduler.stats.get_value("frontier/round_trips/lease") - before
+        scheduler.request_finished(first)
+        await settle(scheduler.session)
+        handed = [scheduler.next_request()]
+        await settle(scheduler.session)
+        handed.append(scheduler.next_request())
+        stats = scheduler.stats.get_stats()
+        await close(scheduler)
+        return after_done, handed, stats
+
+    after_done, handed, stats = asyncio.run(go())
+    assert after_done == 0
+    assert stats["frontier/lease_waits/not_due"] >= 1
+    assert [r.url for r in handed if r is not None] == ["http://127.0.0.1/two"]
 
 
 def test_an_unknown_origin_spends_the_lease_on_robots_txt(settings) -> None:
