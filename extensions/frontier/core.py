@@ -91,6 +91,7 @@ class FrontierReply:
     recrawl_queued: int = 0  # re-crawl records among queued (the feeder's back-pressure)
     next_due: float | None = None
     next_expiry: float | None = None
+    heap_known: bool = False  # next_due is the ready heap's top, None when it is empty
     leases: list[tuple[str, str]] = field(default_factory=list)
     hosts: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
@@ -113,6 +114,7 @@ class FrontierReply:
             recrawl_queued=int(data.pop("recrawl_queued", 0)),
             next_due=_float_or_none(data.pop("next_due", None)),
             next_expiry=_float_or_none(data.pop("next_expiry", None)),
+            heap_known=bool(data.pop("heap", False)),
             leases=[(str(i), str(r)) for i, r in leases],
             hosts=[str(h) for h in hosts],
         )

@@ -118,7 +118,7 @@ class LeaseLoop:
         ready heap: with its top not due yet (or none) and work left, a lease now finds
         nothing there, so the reply arms the timer instead of opening the gate."""
         due = reply.next_due
-        if reply.extra.get("heap") and reply.remaining and (due is None or due > self.clock()):
+        if reply.heap_known and reply.remaining and (due is None or due > self.clock()):
             self.stats.inc_value("frontier/lease_waits/not_due")
             if due is not None:
                 self.timer.schedule(due)

@@ -194,8 +194,6 @@ class ShardedFrontier:
             merged = self._summary()
             merged.hosts = [host for reply in fresh.values() for host in reply.hosts]
         merged.extra = combine_extras([reply.extra for reply in replies.values()])
-        # A shard's heap top is not the crawl's (the views of the others may be stale).
-        merged.extra.pop("heap", None)
         return merged
 
     def _summary(self) -> FrontierReply:
