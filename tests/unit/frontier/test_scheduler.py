@@ -148,35 +148,66 @@ def test_an_engine_tick_after_an_unfilled_lease_asks_again_only_after_a_change(
     assert stats["frontier/lease_waits/not_due"] == 1
 
 
-def test_a_done_report_holds_its_ip_so_only_the_ack_opens_the_gate(settings) -> None:
+def test_a_done_waits_for_its_ack_and_shares_its_round_trip(settings) -> None:
     """At delay 0 a fetch's 'done' keeps its IP held until the page's ack (report.lua):
-    its reply shows nothing due, so no lease is sent for it; the ack's reply shows the
-    IP due at once, and the next lease gets its next page."""
+    sent alone it would buy nothing, so it goes with the ack, in one round trip, and the
+    ack's reply shows the IP due at once: the next lease gets its next page."""
 
     async def go():
         scheduler, _, _ = await open_scheduler(settings(FRONTIER_DELAY=0), VirtualClock())
         for path in ("one", "two"):
             scheduler.enqueue_request(Request(f"http://127.0.0.1/{path}"))
         [first] = await lease_now(scheduler)
-        before = scheduler.stats.get_value("frontier/round_trips/lease")
+
+        def trips(key: str) -> int:
+            return scheduler.stats.get_value(key, 0)
+
+        before = (trips("frontier/round_trips/lease"), trips("frontier/round_trips/report"))
         scheduler.download_done(first, 200)
-        await settle(scheduler.session)
         scheduler.next_request()
         await settle(scheduler.session)
-        after_done = scheduler.stats.get_value("frontier/round_trips/lease") - before
+        after_done = (trips("frontier/round_trips/lease"), trips("frontier/round_trips/report"))
         scheduler.request_finished(first)
         await settle(scheduler.session)
         handed = [scheduler.next_request()]
         await settle(scheduler.session)
         handed.append(scheduler.next_request())
+        reports = trips("frontier/round_trips/report") - before[1]
+        await close(scheduler)
+        return before, after_done, reports, handed
+
+    before, after_done, reports, handed = asyncio.run(go())
+    assert after_done == before  # no lease and no report for the 'done' alone
+    assert reports == 1  # the 'done' and the ack together
+    assert [r.url for r in handed if r is not None] == ["http://127.0.0.1/two"]
+
+
+def test_a_done_whose_page_is_slow_goes_alone_and_opens_no_lease(settings, monkeypatch) -> None:
+    """A page still in its pipelines after DONE_WAIT_S: its 'done' is sent alone (the
+    lease's expiry is extended from it), and its reply shows the held IP not due, so no
+    lease round trip follows (leasing.py's gate)."""
+    monkeypatch.setattr("extensions.frontier.batching.DONE_WAIT_S", 0.05)
+
+    async def go():
+        scheduler, _, _ = await open_scheduler(settings(FRONTIER_DELAY=0), VirtualClock())
+        for path in ("one", "two"):
+            scheduler.enqueue_request(Request(f"http://127.0.0.1/{path}"))
+        [first] = await lease_now(scheduler)
+        leases = scheduler.stats.get_value("frontier/round_trips/lease")
+        scheduler.download_done(first, 200)
+        await asyncio.sleep(0.2)
+        await settle(scheduler.session)
+        scheduler.next_request()
+        await settle(scheduler.session)
+        new_leases = scheduler.stats.get_value("frontier/round_trips/lease") - leases
         stats = scheduler.stats.get_stats()
         await close(scheduler)
-        return after_done, handed, stats
+        return new_leases, stats
 
-    after_done, handed, stats = asyncio.run(go())
-    assert after_done == 0
+    new_leases, stats = asyncio.run(go())
+    assert stats["frontier/done_sent_alone"] == 1
     assert stats["frontier/lease_waits/not_due"] >= 1
-    assert [r.url for r in handed if r is not None] == ["http://127.0.0.1/two"]
+    assert new_leases == 0
 
 
 def test_an_unknown_origin_spends_the_lease_on_robots_txt(settings) -> None:
