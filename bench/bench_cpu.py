@@ -1,7 +1,7 @@
 """CPU and peak RSS per page of `scrapy crawl web` on large real HTML, against stock Scrapy.
 
     .venv/bin/python bench/bench_cpu.py [--docs /usr/share/doc/python3.11/html] [--pages 400]
-                                        [--profile crawl.prof]
+                                        [--profile crawl.prof] [--without content,store]
 
 The issue's complaint: on a real documentation site (pages ~18 KB and more) the crawler
 cost ~13 ms of CPU per request against ~6 ms for stock Scrapy. This bench serves a folder
@@ -20,6 +20,10 @@ is CPU over the responses the server answered, and "marginal" takes off the star
 cost (imports, Redis scripts) measured by a --small crawl first. Then the content stages
 are replayed in this process over the docs' files (the checkout this file is in: copy it
 into an older tree to measure that one).
+
+--without NAME,... adds, in the same run, a project crawl per name with that item pipeline
+left out (content, soft404, store, warc, recrawl: a pipeline whose dotted path holds
+".NAME."; "all" leaves out every one but the row's): what each pipeline costs a page.
 
 --profile runs the project crawl under py-spy (`.venv/bin/pip install py-spy`): samples
 of every thread holding the GIL, attributed to the crawl's stages by the deepest frame
@@ -51,6 +55,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import NOISE_NOTE, ROOT, redis_server, table
 
+from crawlproj import settings as project_settings
 from crawlproj.items import PageItem
 from scripts.crawlrun import SCRAPY, crawl_command
 
@@ -104,14 +109,29 @@ def _redis_cpu(url: str) -> float:
     return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
 
 
-def crawl_project(url: str, pages: int, work: Path, profile: str | None, project: Path) -> Run:
-    settings = {
+def pipelines_without(name: str) -> dict[str, int]:
+    """The project's ITEM_PIPELINES (this checkout's settings) without the named one(s):
+    a -s ITEM_PIPELINES replaces the whole dict, so the rest is passed again."""
+    keep = ("metadata",) if name == "all" else ()
+    return {
+        path: order
+        for path, order in project_settings.ITEM_PIPELINES.items()
+        if (f".{name}." not in path and name != "all") or any(f".{k}." in path for k in keep)
+    }
+
+
+def crawl_project(
+    url: str, pages: int, work: Path, profile: str | None, project: Path, without: str = ""
+) -> Run:
+    settings: dict[str, Any] = {
         "DNS_HOSTS_MAP": {HOST: ADDRESS},
         "FRONTIER_DELAY": 0,
         "CLOSESPIDER_PAGECOUNT": pages,
         "URL_BLOCKLIST": r"re:/_sources/|\.txt$",
         "FRONTIER_DNS_RETRIES": 0,
     }
+    if without:
+        settings["ITEM_PIPELINES"] = pipelines_without(without)
     with docs_server(ROOT_DOCS) as (port, served), redis_server(work / "redis") as redis_url:
         settings["REDIS_URL"] = redis_url
         seeds = url.format(host=HOST, port=port)
@@ -132,7 +152,7 @@ def crawl_project(url: str, pages: int, work: Path, profile: str | None, project
         rc, usage = _wait(cmd, project, work / "crawl.log")
         redis_cpu = _redis_cpu(redis_url) - before
         return Run(
-            "crawl web",
+            f"crawl web without {without}" if without else "crawl web",
             len(served),
             usage.ru_utime + usage.ru_stime,
             usage.ru_maxrss / 1024,
@@ -298,9 +318,10 @@ def report(runs: list[Run], small: list[Run]) -> None:
         )
     headers = ["crawl", "pages", "cpu s", "ms/page", "marginal ms/page", "redis ms/page"]
     print(table([*headers, f"peak RSS MiB ({small[0].pages} / all)", "rc"], rows))
-    ours, stock = runs
-    ratio = (ours.cpu_s / max(ours.pages, 1)) / (stock.cpu_s / max(stock.pages, 1))
-    print(f"crawl web / stock Scrapy CPU per page: {ratio:.2f}x")
+    stock = runs[1]
+    for ours in (runs[0], *runs[2:]):
+        ratio = (ours.cpu_s / max(ours.pages, 1)) / (stock.cpu_s / max(stock.pages, 1))
+        print(f"{ours.label} / stock Scrapy CPU per page: {ratio:.2f}x")
     print(f"(marginal: CPU of {runs[0].pages} pages minus a {small[0].pages}-page crawl's)")
 
 
@@ -314,7 +335,16 @@ def main() -> None:
         "--project", type=Path, default=ROOT, help="a checkout to crawl with (e.g. an older commit)"
     )
     parser.add_argument("--profile", default=None, help="py-spy raw samples of the project crawl")
+    parser.add_argument(
+        "--without",
+        type=lambda text: [name for name in text.split(",") if name],
+        default=[],
+        help="also crawl without these item pipelines, one crawl each (content,store,...)",
+    )
     args = parser.parse_args()
+    for name in args.without:
+        if name != "all" and len(pipelines_without(name)) == len(project_settings.ITEM_PIPELINES):
+            parser.error(f"--without {name}: no item pipeline of the project is named so")
     ROOT_DOCS = args.docs
     url = "http://{host}:{port}/index.html"
     runs: list[Run] = []
@@ -327,6 +357,9 @@ def main() -> None:
             profile = args.profile if into is runs else None
             into.append(crawl_project(url, n, work / "p", profile, args.project))
             into.append(crawl_stock(url, n, work / "s"))
+            for name in args.without:
+                (work / name).mkdir()
+                into.append(crawl_project(url, n, work / name, None, args.project, name))
     report(runs, small)
     stages = replay_stages(ROOT_DOCS, args.pages)
     print(
