@@ -35,9 +35,9 @@ import redis
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from crawlproj.pipelines.content import DEFAULT_MAX_DISTANCE, DEFAULT_MIN_RESEMBLANCE
 from extensions.content.fingerprint import SKETCH_BYTES, signature
 from extensions.content.main_text import page_text
+from extensions.content.neardup_config import DEFAULT_MAX_DISTANCE, DEFAULT_MIN_RESEMBLANCE
 from extensions.content.simhash_index import SimhashIndex
 from extensions.content.visible_text import visible_text
 from tests.corpus import neardup_corpus

@@ -17,7 +17,6 @@ from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 from scrapy.exceptions import NotConfigured, UsageError
 
 from crawlproj.page_tokens import PAGE_TOKENS
-from crawlproj.pipelines.content import NEARDUP
 from crawlproj.pipelines.soft404 import SOFT404
 from crawlproj.pipelines.store import STORE, check_content_settings
 from crawlproj.pipelines.warc import WARC, check_warc_settings
@@ -32,6 +31,7 @@ from extensions.admission.priorities import FRONT_QUEUES, PRIORITIES, priority_w
 from extensions.admission.prioritizer import PRIORITY
 from extensions.admission.recent import RECENT
 from extensions.config import FLAG, STRINGS, Setting, Table, at_least
+from extensions.content.neardup_config import NEARDUP
 from extensions.dns.cache import DNS
 from extensions.fetch.content_type import CONTENT_TYPES
 from extensions.fetch.handler import HANDLER

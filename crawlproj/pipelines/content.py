@@ -27,10 +27,11 @@ Stats: content/unique, content/unique_short (under NEARDUP_MIN_WORDS: exact
 check only), content/unique_no_text, content/exact_duplicate,
 content/near_duplicate, content/unchanged, content/empty, content/unchecked
 (no Redis at open), content/redis_error, content/no_body,
-content/not_modified, content/gone; content/text/<main|visible|none>: which
-extraction the fingerprint used; content/template_copy: a new page whose main text
-repeats another page's but for numbers and its own URL's words (a calendar day, an
-echoed query: extensions/content/template.py), a duplicate for trap feedback only;
+content/not_modified, content/gone; content/text/<main|visible|none|stored>: which
+extraction the fingerprint used (stored: none, the body is the stored copy's);
+content/template_copy: a new page whose main text repeats another page's but for
+numbers and its own URL's words (a calendar day, an echoed query:
+extensions/content/template.py), a duplicate for trap feedback only;
 content/noise_params_learned: a query parameter that duplicates showed to be noise
 (extensions/admission/noise.py).
 """
@@ -40,7 +41,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -50,13 +50,13 @@ from redis.exceptions import RedisError
 from crawlproj.checkpoint import checkpoint_for
 from crawlproj.items import PageItem
 from crawlproj.pipelines.recrawl import PREV_STATE_META
-from crawlproj.pipelines.signature import Signature, content_signature
+from crawlproj.pipelines.signature import Signature, content_signature, stored_signature
 from extensions.admission.filters import host_of
 from extensions.admission.noise import SEPARATOR as NOISE_SEPARATOR
 from extensions.admission.noise import differing_params, noise_config, noise_learned
-from extensions.config import Setting, Table, between, read
-from extensions.content.fingerprint import hamming
-from extensions.content.simhash_index import MAX_LOOKUPS, SimhashIndex, plan_blocks
+from extensions.content.fingerprint import content_hash, hamming
+from extensions.content.neardup_config import NeardupConfig
+from extensions.content.simhash_index import SimhashIndex
 from extensions.content.simhash_keys import crawl_index_shards
 from extensions.state.connection import RedisUnavailable, redis_for
 from extensions.state.keys import FrontierKeys
@@ -65,56 +65,10 @@ from extensions.state.page_hashes import PageHash
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
-    from scrapy.settings import BaseSettings
 
     from extensions.recrawl.state import DocState
 
 logger = logging.getLogger(__name__)
-
-# Chosen on three labelled corpora (bench/README.md "Near duplicates"), for the benches and
-# corpus tests; the crawl reads NEARDUP_* (equal: tests/unit/test_config.py).
-DEFAULT_MAX_DISTANCE = 13
-DEFAULT_MIN_RESEMBLANCE = 0.65
-
-
-@dataclass(frozen=True)
-class NeardupConfig:
-    enabled: bool
-    max_distance: int
-    min_resemblance: float
-    blocks: int
-    bucket_cap: int
-    max_candidates: int
-    min_words: int
-    threads: int
-
-    @classmethod
-    def from_settings(cls, settings: BaseSettings) -> NeardupConfig:
-        """ValueError names the bad setting."""
-        return read(NEARDUP, settings)
-
-
-def _plannable(blocks: int, earlier: Mapping[str, Any]) -> str | None:
-    """Rule: the index can be built for this many blocks at NEARDUP_MAX_DISTANCE."""
-    distance = earlier["NEARDUP_MAX_DISTANCE"]
-    try:
-        plan_blocks(distance, blocks)
-    except ValueError:
-        return f"a block count needing <= {MAX_LOOKUPS} look-ups at NEARDUP_MAX_DISTANCE {distance}"
-    return None
-
-
-NEARDUP = Table(
-    NeardupConfig,
-    Setting("NEARDUP_ENABLED", "enabled", bool),
-    Setting("NEARDUP_MAX_DISTANCE", "max_distance", int, between(0, 32)),
-    Setting("NEARDUP_MIN_RESEMBLANCE", "min_resemblance", float, between(0.5, 1.0)),
-    Setting("NEARDUP_BLOCKS", "blocks", int, between(1, 16), _plannable),
-    Setting("NEARDUP_BUCKET_CAP", "bucket_cap", int, between(1, 10**6)),
-    Setting("NEARDUP_MAX_CANDIDATES", "max_candidates", int, between(1, 10**4)),
-    Setting("NEARDUP_MIN_WORDS", "min_words", int, between(0, 10**6)),
-    Setting("NEARDUP_THREADS", "threads", int, between(1, 64)),
-)
 
 
 @dataclass(frozen=True)
@@ -236,7 +190,10 @@ class ContentDedupPipeline:
         self, response: Response, content_type: str | None, url: str, prev: DocState | None
     ) -> tuple[Signature, Verdict]:
         """The signature of one page and what it is (see the module docstring)."""
-        sig = content_signature(response, content_type)
+        body_hash = content_hash(response.body) if response.body else None
+        if prev is not None and body_hash is not None and body_hash == prev.content_hash:
+            return stored_signature(body_hash, prev), Verdict("unchanged", distance=0)
+        sig = content_signature(response, content_type, body_hash)
         stored = self._against_stored(sig, prev) if prev is not None else None
         if stored is not None and stored.branch == "unchanged":
             return sig, stored

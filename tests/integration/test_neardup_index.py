@@ -19,8 +19,8 @@ import redis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from crawlproj.pipelines.content import DEFAULT_MAX_DISTANCE, DEFAULT_MIN_RESEMBLANCE
 from extensions.content.fingerprint import SKETCH_SIZE, hamming, resemblance
+from extensions.content.neardup_config import DEFAULT_MAX_DISTANCE, DEFAULT_MIN_RESEMBLANCE
 from extensions.content.simhash_index import DEFAULT_BLOCKS, Match, SimhashIndex
 from extensions.content.simhash_keys import RING_SIZE, crawl_index_shards, index_keys
 from extensions.state.keys import FrontierKeys

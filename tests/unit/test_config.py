@@ -14,9 +14,9 @@ from scrapy.settings import Settings
 
 import crawlproj.settings
 from crawlproj.commands.crawl import TABLES, StartupError, check_settings, preflight
-from crawlproj.pipelines.content import DEFAULT_MAX_DISTANCE, DEFAULT_MIN_RESEMBLANCE
 from extensions.admission.priorities import FRONT_QUEUES
 from extensions.config import STRINGS, TEXT, Setting, Table, at_least, read
+from extensions.content.neardup_config import DEFAULT_MAX_DISTANCE, DEFAULT_MIN_RESEMBLANCE
 from tests.project_settings import project_settings
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,7 +10,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crawlproj.pipelines.content import DEFAULT_MAX_DISTANCE, DEFAULT_MIN_RESEMBLANCE
 from extensions.content.fingerprint import (
     SKETCH_BYTES,
     content_hash,
@@ -22,6 +21,7 @@ from extensions.content.fingerprint import (
     tokens,
 )
 from extensions.content.main_text import page_text
+from extensions.content.neardup_config import DEFAULT_MAX_DISTANCE, DEFAULT_MIN_RESEMBLANCE
 from extensions.content.simhash_index import DEFAULT_BLOCKS, plan_blocks
 from extensions.content.visible_text import visible_text
 from tests.corpus import neardup_corpus

@@ -15,7 +15,7 @@ import functools
 
 import pytest
 
-from crawlproj.pipelines.content import DEFAULT_MAX_DISTANCE, DEFAULT_MIN_RESEMBLANCE
+from extensions.content.neardup_config import DEFAULT_MAX_DISTANCE, DEFAULT_MIN_RESEMBLANCE
 from tests.corpus import evaluate, furniture_corpus, neardup_corpus, realdocs
 
 MIN_PRECISION = 0.99
