@@ -1,11 +1,12 @@
 """CPU and peak RSS per page of `scrapy crawl web` on large real HTML, against stock Scrapy.
 
-    .venv/bin/python bench/bench_cpu.py [--docs /usr/share/doc/python3.11/html] [--pages 400]
+    .venv/bin/python bench/bench_cpu.py [--docs /usr/share/doc/python3.11/html] [--pages 1000]
                                         [--profile crawl.prof] [--without content,store]
 
 The issue's complaint: on a real documentation site (pages ~18 KB and more) the crawler
 cost ~13 ms of CPU per request against ~6 ms for stock Scrapy. This bench serves a folder
-of real manuals (Debian's python3.11-doc: ~95 KB pages; scripts/install-docs installs it)
+of real manuals (by default Debian's postgresql-doc-15: 1,169 pages of ~14 KB; --docs
+/usr/share/doc/python3.11/html: ~93 KB pages; scripts/install-docs installs both)
 from an HTTP server in this process on 127.0.31.9 and, in one run, crawls N pages of it:
 
 1. `scrapy crawl web` (the project's settings, its default pipelines, FRONTIER_DELAY 0)
