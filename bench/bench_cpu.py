@@ -113,12 +113,10 @@ def _redis_cpu(url: str) -> float:
 def pipelines_without(name: str) -> dict[str, int]:
     """The project's ITEM_PIPELINES (this checkout's settings) without the named one(s):
     a -s ITEM_PIPELINES replaces the whole dict, so the rest is passed again."""
-    keep = ("metadata",) if name == "all" else ()
-    return {
-        path: order
-        for path, order in project_settings.ITEM_PIPELINES.items()
-        if (f".{name}." not in path and name != "all") or any(f".{k}." in path for k in keep)
-    }
+    pipelines = project_settings.ITEM_PIPELINES.items()
+    if name == "all":
+        return {path: order for path, order in pipelines if ".metadata." in path}
+    return {path: order for path, order in pipelines if f".{name}." not in path}
 
 
 def crawl_project(

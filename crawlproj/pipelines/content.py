@@ -192,7 +192,8 @@ class ContentDedupPipeline:
         """The signature of one page and what it is (see the module docstring)."""
         body_hash = content_hash(response.body) if response.body else None
         if prev is not None and body_hash is not None and body_hash == prev.content_hash:
-            return stored_signature(body_hash, prev), Verdict("unchanged", distance=0)
+            sig = stored_signature(body_hash, prev)  # the stored copy's: not extracted again
+            return sig, self._against_stored(sig, prev)
         sig = content_signature(response, content_type, body_hash)
         stored = self._against_stored(sig, prev) if prev is not None else None
         if stored is not None and stored.branch == "unchanged":

@@ -124,6 +124,9 @@ class Batches:
     def clear(self) -> None:
         self.admits.clear()
         self.events.clear()
+        self._stop_done_wait()
+
+    def _stop_done_wait(self) -> None:
         if self._done_wait is not None:
             self._done_wait.cancel()
             self._done_wait = None
@@ -156,9 +159,7 @@ class Batches:
             await self._send_hints(self.feeder)
         if self.events:
             events, self.events = self.events, []
-            if self._done_wait is not None:
-                self._done_wait.cancel()  # every 'done' goes now
-                self._done_wait = None
+            self._stop_done_wait()  # every 'done' goes now
             self.stats.inc_value("frontier/round_trips/report")
             try:
                 reply = await self.frontier.report(events)
