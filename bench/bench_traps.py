@@ -5,7 +5,7 @@ Run by hand from the project root (one crawl at a time, ~2-4 min each):
 
     .venv/bin/python bench/bench_traps.py [--runs ours,stock,before] [--repeats 1]
         [--budget-factor 4] [--time-cap 240] [--before-commit e0bb675 | --before-root DIR]
-        [--web traps | holdout]
+        [--web traps | holdout | dealt:SEED]
 
 - ours: `scrapy crawl web` in this checkout (FRONTIER_DELAY 0: loopback, no DNS retries).
 - stock: `_stock_spider.py` (CrawlSpider + LinkExtractor, ROBOTSTXT_OBEY, DOWNLOAD_DELAY 0)
@@ -15,7 +15,9 @@ Run by hand from the project root (one crawl at a time, ~2-4 min each):
   same virtualenv, same settings.
 
 --web holdout crawls WebSpec.traps_holdout() instead: the same trap families dealt out
-to other hosts, sizes and a seed, a web no threshold was chosen on.
+to other hosts, sizes and a seed, a web no threshold was chosen on. --web dealt:SEED
+crawls a web dealt at random from those families (scripts/testweb/dealt.py): one more
+web per seed, none looked at before it is run.
 
 Traps never run dry, so every run gets the same caps: CLOSESPIDER_PAGECOUNT = budget-factor
 x the web's real pages and CLOSESPIDER_TIMEOUT = time-cap; a run that hits one did not
@@ -50,11 +52,25 @@ if str(ROOT) not in sys.path:
 from bench._common import NOISE_NOTE, fmt, table  # noqa: E402
 from scripts.crawlrun import crawl_command, write_seeds  # noqa: E402
 from scripts.testweb import TestWeb, WebSpec  # noqa: E402
+from scripts.testweb.dealt import dealt  # noqa: E402
 
 RUNS = ("ours", "stock", "before")
 # traps: the acceptance web the thresholds were chosen on; holdout: its families dealt
 # out again (other hosts, sizes, seed), to show a figure is not fitted to one web.
+# dealt:SEED: a web dealt at random from the same families (scripts/testweb/dealt.py).
 WEBS: dict[str, Callable[[], WebSpec]] = {"traps": WebSpec.traps, "holdout": WebSpec.traps_holdout}
+
+
+def web_spec(name: str) -> WebSpec:
+    """The named trap web: traps, holdout or dealt:SEED."""
+    if name in WEBS:
+        return WEBS[name]()
+    kind, _, seed = name.partition(":")
+    if kind == "dealt" and seed.isdigit():
+        return dealt(int(seed))
+    raise argparse.ArgumentTypeError(f"--web {name!r}: use one of {sorted(WEBS)} or dealt:SEED")
+
+
 BEFORE_COMMIT = "e0bb675"  # the last commit before the crawl-budget work (issue #12)
 KILL_GRACE_S = 60.0  # past the time cap: the graceful close gets this long, then a kill
 HEADERS = (
@@ -218,7 +234,8 @@ def run_one(label: str, name: str, args: argparse.Namespace, paths: tuple[Path, 
     before tree's root)."""
     out, before = paths
     out.mkdir(parents=True)
-    with TestWeb(WEBS[args.web](), out / "requests.jsonl", args.time_cap + 2 * KILL_GRACE_S) as web:
+    lifetime = args.time_cap + 2 * KILL_GRACE_S
+    with TestWeb(web_spec(args.web), out / "requests.jsonl", lifetime) as web:
         real = set(web.real_pages())
         caps = Caps(args.budget_factor * len(real), args.time_cap)
         root = before if label == "before" else ROOT
@@ -293,7 +310,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--budget-factor", type=int, default=4, help="page cap = this x real pages")
     parser.add_argument("--time-cap", type=float, default=240.0, help="CLOSESPIDER_TIMEOUT, s")
-    parser.add_argument("--web", choices=sorted(WEBS), default="traps", help="which trap web")
+    parser.add_argument("--web", default="traps", help="traps, holdout or dealt:SEED")
     parser.add_argument("--before-commit", default=BEFORE_COMMIT)
     parser.add_argument("--before-root", default="", help="an existing checkout to run as before")
     args = parser.parse_args(argv)
@@ -301,6 +318,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     unknown = set(args.runs) - set(RUNS)
     if unknown:
         parser.error(f"--runs: unknown {sorted(unknown)}; choose from {','.join(RUNS)}")
+    try:
+        web_spec(args.web)  # a misspelt web stops here, before any crawl
+    except argparse.ArgumentTypeError as e:
+        parser.error(str(e))
     return args
 
 

@@ -24,6 +24,7 @@ from typing import NamedTuple
 
 from extensions.admission.filters import split_absolute
 from extensions.admission.memo import remember
+from extensions.admission.path_facets import facet_run, marker
 
 _DIGITS = re.compile(r"[0-9]+")
 _NUMBER = re.compile(r"[0-9]{1,15}")  # a counter Lua holds exactly (a double)
@@ -37,9 +38,10 @@ _HEX_RUN = re.compile(r"[0-9a-fA-F-]{16}")
 # A path segment this long is a token (a growing slug, an encoded blob), not a name.
 _LONG_SEGMENT = 32
 _NO_NAMES: frozenset[str] = frozenset()
-# Path with its tokens and numbers abstracted -> (template, its first segment); family_of's
-# answers by fine pattern. A site's pages share a few of each (memo.py).
-_TEMPLATES: dict[str, tuple[str, str]] = {}
+# Path with its tokens and numbers abstracted -> (template, its first segment, its filter
+# run's base template or ''); family_of's answers by fine pattern. A site's pages share a
+# few of each (memo.py).
+_TEMPLATES: dict[str, tuple[str, str, str]] = {}
 _FAMILIES: dict[str, str] = {}
 
 
@@ -56,23 +58,31 @@ class UrlPatterns:
 
 
 def path_template(path: str) -> str:
-    """Hex tokens -> <H>, digit runs -> <N>, overlong segments -> <L>, and a run of
+    """Hex tokens -> <H>, digit runs -> <N>, overlong segments -> <L>, a run of
     segments with one stem (a/a/a, p<N>/p<N>, more/more<N>/more<N>) -> its first + "+":
-    a path that grows by a segment per hop stays one pattern."""
+    a path that grows by a segment per hop stays one pattern. A trailing run of filter
+    segments (/f/size-m/color-red/, path_facets.py) -> <F:color,size>, as a query's
+    parameters are its sorted names."""
     return _template(path)[0]
 
 
-def _template(path: str) -> tuple[str, str]:
-    """(path_template, its first segment); the segment walk runs once per abstracted path."""
+def _template(path: str) -> tuple[str, str, str]:
+    """(path_template, its first segment, the template of the path before its filter run
+    or ''); the segment walk runs once per abstracted path."""
     if _HEX_RUN.search(path) is not None:
         path = _HEX_TOKEN.sub("<H>", path)
     out = _DIGITS.sub("<N>", path)
     known = _TEMPLATES.get(out)
     if known is not None:
         return known
-    template = _merge_runs(out)
+    run = facet_run(out)
+    if run.segments:
+        base = _merge_runs(run.base)
+        template = base + marker(run) + ("/" if out.endswith("/") else "")
+    else:
+        base, template = "", _merge_runs(out)
     first = template.split("/", 2)[1] if "/" in template else ""
-    return remember(_TEMPLATES, out, (template, first))
+    return remember(_TEMPLATES, out, (template, first, base))
 
 
 def _merge_runs(out: str) -> str:
@@ -154,7 +164,11 @@ def family_of(fine: str) -> str:
     <W>: sibling sections of one template share it (/shop/shoes/?page and
     /shop/bags/?page; /broken-slug and /other-slug at the root), so trap feedback on
     two siblings also judges the third before it is fetched. '' when the last segment
-    is already abstracted (<N>, <H>, <L>, a "+" run) or the path is the root."""
+    is already abstracted (<N>, <H>, <L>, a "+" run) or the path is the root.
+
+    A path facet's family is every filter page of its section (host and first segment):
+    one shop engine makes them all, and a family per listing (/shop/shoes/f/<W>/) cost
+    ~6 fetches a category before its own evidence closed it."""
     family = _FAMILIES.get(fine)
     if family is None:
         family = remember(_FAMILIES, fine, _family(fine))
@@ -166,6 +180,9 @@ def _family(fine: str) -> str:
     slash = base.find("/")
     if slash < 0:
         return ""
+    if "<F:" in base:
+        first = base[slash:].split("/", 2)[1]
+        return f"{base[:slash]}/{'' if first.startswith('<F:') else first + '/'}**/<F>"
     segments = base[slash:].split("/")
     last = len(segments) - 1 if segments[-1] else len(segments) - 2
     name = segments[last] if last > 0 else ""
@@ -197,8 +214,12 @@ def pattern_strings(parts: UrlParts) -> tuple[str, str, str, str]:
     """url_patterns' fine, coarse, host-wide pattern and path key, as a tuple (admission
     builds one per URL)."""
     host, query = parts.host, parts.query
-    template, first = _template(parts.path)
+    template, first, listing = _template(parts.path)
+    # The path key names the listing all of a path's variants show: the path itself for
+    # query variants, the path before its filter segments for path facets.
     if not query:
-        return f"{host}{template}", f"{host}/{first}/*", f"{host}/*", ""
+        path_key = f"{host}{listing}" if listing else ""
+        return f"{host}{template}", f"{host}/{first}/*", f"{host}/*", path_key
     suffix = "?" + "&".join(query_names(query))
-    return f"{host}{template}{suffix}", f"{host}/{first}/*?", f"{host}/*", f"{host}{template}"
+    path_key = f"{host}{listing or template}"
+    return f"{host}{template}{suffix}", f"{host}/{first}/*?", f"{host}/*", path_key

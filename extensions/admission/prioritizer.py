@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from extensions.admission.growth import grows
+from extensions.admission.path_facets import facet_run, refines
 from extensions.admission.patterns import UrlParts, split_url
 from extensions.config import STRINGS, Setting, Table, at_least, between, read
 
@@ -135,7 +136,7 @@ class Prioritizer:
         depth = meta.get("depth", 0)
         if depth:
             base -= c.depth_penalty * int(depth)
-        if parts.query:
+        if parts.query or _may_filter(parts.path):
             base -= self.shape_penalty(parts, parent[1] if parent else None)
         if calendar:
             base -= c.calendar_penalty
@@ -145,9 +146,12 @@ class Prioritizer:
 
     def grows(self, parts: UrlParts, parent_url: str) -> bool:
         """The URL only grows its parent's in place (growth.py): a walk of one template."""
+        return grows(parts, self._split_parent(parent_url))
+
+    def _split_parent(self, parent_url: str) -> UrlParts:
         if parent_url != self._parent[0]:
             self._parent = (parent_url, split_url(parent_url))
-        return grows(parts, self._parent[1])
+        return self._parent[1]
 
     def ends_walk(self, meta: dict[str, Any], parts: UrlParts, calendar: bool, score: float) -> str:
         """'calendar_walk' for a calendar's link from a calendar page, 'growth_walk' for
@@ -171,21 +175,30 @@ class Prioritizer:
         return self.ends_walk(request.meta, parts, is_calendar(parts), score) == "calendar_walk"
 
     def faceted(self, parts: UrlParts) -> bool:
-        """A query parameter named like a facet/sort/session (the facet cap counts it)."""
-        return not parts.names.isdisjoint(self._facets)
+        """A query parameter named like a facet/sort/session, or two filter segments in
+        the path (path_facets.py): the facet cap counts it."""
+        if not parts.names.isdisjoint(self._facets):
+            return True
+        return _may_filter(parts.path) and facet_run(parts.path).segments >= 2
 
     def shape_penalty(self, url: str | UrlParts, parent_url: str | None) -> float:
         """Per query parameter, more per facet/sort/session name, more again when the
-        URL only adds a filter to its parent's already filtered URL (a facet walk)."""
+        URL only adds a filter to its parent's already filtered URL (a facet walk). A
+        filter segment of the path (/f/color-red/) costs what a facet parameter does."""
         parts = split_url(url) if isinstance(url, str) else url
-        if not parts.query:
-            return 0.0
         c = self.config
-        names = parts.names
-        penalty = c.param_penalty * len(names)
-        penalty += c.facet_penalty * len(names & self._facets)
-        if parent_url and _refines(parts, parent_url):
-            penalty += c.refine_penalty
+        penalty = 0.0
+        if parts.query:
+            names = parts.names
+            penalty += c.param_penalty * len(names)
+            penalty += c.facet_penalty * len(names & self._facets)
+            if parent_url and _refines(parts, parent_url):
+                penalty += c.refine_penalty
+        run = facet_run(parts.path) if _may_filter(parts.path) else None
+        if run is not None and run.segments:
+            penalty += (c.param_penalty + c.facet_penalty) * run.segments
+            if parent_url and refines(run, self._split_parent(parent_url).path):
+                penalty += c.refine_penalty
         return penalty
 
 
@@ -210,6 +223,12 @@ def is_calendar(url: str | UrlParts) -> bool:
     if any(date <= parts.names for date in _DATE_NAMES):
         return True
     return "-" in parts.query and _DATE_VALUE.search(parts.query) is not None
+
+
+def _may_filter(path: str) -> bool:
+    """Cheap pre-check for facet_run: a filter segment needs a separator and no dot."""
+    last = path.rstrip("/").rpartition("/")[2]
+    return "." not in last and any(sep in last for sep in "-_:=~")
 
 
 def _refines(parts: UrlParts, parent_url: str) -> bool:
