@@ -33,7 +33,7 @@ MAX_TRAP_SHARE = 0.15
 # cost 0.128-0.132 in measured crawls (0.115 once path facets were read as parameters):
 # fewer real pages carry the same learning costs.
 MAX_HOLDOUT_TRAP_SHARE = 0.2
-# Filter pages of dealt(2)'s three path-facet shops (12 listings): 31 in measured crawls
+# Filter pages of dealt(2)'s shops (two with path facets, 11 listings): 31 in measured crawls
 # (217 before path facets were read as parameters), a few per listing for its pagination.
 MAX_DEALT_FACETS = 60
 
@@ -113,9 +113,10 @@ def test_the_held_out_trap_web_is_crawled_to_its_real_pages_and_ends_by_itself(
 def test_a_web_dealt_at_random_is_crawled_to_its_real_pages_within_the_bar(
     tmp_path: Path,
 ) -> None:
-    """A third web no threshold was chosen on (scripts/testweb/dealt.py, seed 2): three
-    shops with facets as path segments in shuffled order, beside docs and news hosts with
-    the other families. Read as plain paths, its filter pages took 0.25 of all requests."""
+    """A third web no threshold was chosen on (scripts/testweb/dealt.py, seed 2): two
+    shops with facets as path segments (with slugs, tracking), one with query facets in
+    shuffled order, beside docs and news hosts with the other families. Read as plain
+    paths, its filter pages took 0.25 of all requests."""
     traps = crawl_within_the_bar(dealt(2), tmp_path, MAX_TRAP_SHARE)
     facets = [u for u in traps if u.startswith("facet ")]
     assert len(facets) <= MAX_DEALT_FACETS, facets[:40]
