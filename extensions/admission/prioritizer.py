@@ -78,11 +78,16 @@ PRIORITY = Table(
     Setting("PRIORITY_GROWTH_PENALTY", "growth_penalty", float, at_least(0)),
 )
 
-# A path that ends in a date (/2024/05, /2024/05/17/, /2024-05-17), or a query naming a
-# year with a month or day, or holding a date: what a calendar's next/previous links look
-# like. A post under a date (/2024/05/17/my-post) does not end in one.
-_DATE_PATH = re.compile(r"/(1[6-9]|2[0-9])\d\d([/-])(0?[1-9]|1[0-2])(\2(0?[1-9]|[12]\d|3[01]))?/?$")
-_DATE_NAMES = ({"year", "month"}, {"year", "day"}, {"y", "m"})
+# A path that ends in a date (/2024/05, /2024/05/17/, /2024-05-17) or a week of a year
+# (/2024/week-02/, /2024/w2, /2024-W02), or a query naming a year with a month, week or
+# day, or holding a date: what a calendar's next/previous links look like. A post under a
+# date (/2024/05/17/my-post) does not end in one.
+_DATE_PATH = re.compile(
+    r"/(1[6-9]|2[0-9])\d\d(([/-])(0?[1-9]|1[0-2])(\3(0?[1-9]|[12]\d|3[01]))?"
+    r"|[/-](w|wk|week|kw)[-_]?(0?[1-9]|[1-4]\d|5[0-3]))/?$",
+    re.IGNORECASE,
+)
+_DATE_NAMES = ({"year", "month"}, {"year", "week"}, {"year", "day"}, {"y", "m"}, {"y", "w"})
 # A query value that is a date, ISO style (?date=2024-05-17, ?month=2024-05): a day or
 # month calendar whatever its parameter's name. A bare number (?d=20240517) may be an id.
 _DATE_VALUE = re.compile(

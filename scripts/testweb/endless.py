@@ -2,11 +2,11 @@
 
 Each is a template (a few values in fixed words), so its pages are near duplicates of each
 other, and each comes in two spellings or more so a crawler cannot pass by fitting one URL
-shape: calendars by query (/events?year=&month=, /agenda?date=Y-M-D) and by path
-(/archive/Y/M/D/); path growth by distinct segments (/docs/v1/more/more2/) and by a
-relative link re-appending the current segment with a counter (/gallery/p1/p2/p3); long
-URLs by query (/search?q=) and by path (/filter/<slug>), each growing until above 1000
-characters.
+shape: calendars by query (/events?year=&month=, /agenda?date=Y-M-D, /diary?d=YYYYMMDD)
+and by path (/archive/Y/M/D/, /planner/Y/week-W/); path growth by distinct segments
+(/docs/v1/more/more2/) and by a relative link re-appending the current segment with a
+counter (/gallery/p1/p2/p3); long URLs by query (/search?q=) and by path
+(/filter/<slug>), each growing until above 1000 characters.
 """
 
 from __future__ import annotations
@@ -36,6 +36,8 @@ class Endless:
             "events": (r"/events", self._events),
             "archive": (r"/archive/(\d{4})/(\d{2})/(\d{2})/", self._archive),
             "dated": (r"/agenda", self._agenda_day),
+            "compact": (r"/diary", self._diary_day),
+            "weeks": (r"/planner/(\d{4})/week-(\d{2})/", self._week),
             "segments": (r"/docs/v1/((?:more\d*/)*)", self._segments),
             "counter": (r"/gallery((?:/p\d+)+)", self._counter),
             "query": (r"/search", self._search),
@@ -51,6 +53,8 @@ class Endless:
             "events": "/events?year=2024&month=1",
             "archive": "/archive/2024/01/05/",
             "dated": "/agenda?date=2024-01-05",
+            "compact": "/diary?d=20240105",
+            "weeks": "/planner/2024/week-02/",
             "segments": "/docs/v1/",
             "counter": "/gallery/p1",
             "query": "/search?q=crawler",
@@ -117,6 +121,43 @@ class Endless:
             "calendar", f"Agenda: {when}", [self._agenda(when)], [*anchors, self._home()]
         )
 
+    def _diary_day(self, m: re.Match[str], query: str) -> Route | None:
+        """A day by a bare number (?d=20240105): no date shape for a rule to see."""
+        value = parse_qs(query).get("d", ["20240105"])[-1]
+        try:
+            day = datetime.datetime.strptime(value, "%Y%m%d").date()
+        except ValueError:
+            return None
+        anchors = []
+        for label, delta in (("Earlier", -1), ("Later", 1)):
+            try:
+                other = (day + datetime.timedelta(days=delta)).strftime("%Y%m%d")
+            except OverflowError:
+                continue
+            anchors.append((Link(self.url(f"/diary?d={other}"), f"?d={other}"), label))
+        when = f"{day.day} {MONTH_NAMES[day.month - 1]} {day.year:04d}"
+        return template(
+            "calendar", f"Diary: {when}", [self._agenda(when)], [*anchors, self._home()]
+        )
+
+    def _week(self, m: re.Match[str], query: str) -> Route | None:
+        """ISO weeks by path (/planner/2024/week-02/), previous and next."""
+        year, week = int(m.group(1)), int(m.group(2))
+        if not 1 <= year <= 9998 or not 1 <= week <= 52:
+            return None
+        anchors = []
+        for label, (ny, nw) in (
+            ("Previous", _week_step(year, week, -1)),
+            ("Next", _week_step(year, week, 1)),
+        ):
+            if 1 <= ny <= 9998:
+                path = f"/planner/{ny:04d}/week-{nw:02d}/"
+                anchors.append((Link(self.url(path), path), f"{label} week"))
+        when = f"week {week} of {year:04d}"
+        return template(
+            "calendar", f"Planner: {when}", [self._agenda(when)], [*anchors, self._home()]
+        )
+
     def _agenda(self, when: str) -> str:
         # Mostly "nothing": the calendar trap's pages are one template with a date in it.
         rng = seeded_rng(self.seed, "agenda", self.h.name, when)
@@ -167,6 +208,11 @@ class Endless:
             anchors.insert(0, (Link(self.url(f"/filter/{longer}"), longer), "Narrow down"))
         text = f"Nothing matches {slug.replace('-', ' ')}."
         return template("longurl", "Filtered listing", [text], anchors)
+
+
+def _week_step(year: int, week: int, delta: int) -> tuple[int, int]:
+    index = year * 52 + week - 1 + delta  # 52 weeks a year: a planner, not a calendar
+    return index // 52, index % 52 + 1
 
 
 def _month(year: int, month: int, delta: int) -> tuple[int, int]:

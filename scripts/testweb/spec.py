@@ -25,7 +25,7 @@ SOFT404_STYLES = ("links", "short", "themed", "redirect")
 # Session style -> its query parameter: names the canonicalizer does not know
 # (extensions/admission/canonical.py DEFAULT_SESSION_PARAMS), so only content tells.
 SESSION_PARAMS = {"hex": "s", "counter": "visit"}
-CALENDAR_STYLES = ("events", "archive", "dated")
+CALENDAR_STYLES = ("events", "archive", "dated", "compact", "weeks")
 PATH_GROWTH_STYLES = ("segments", "counter")
 LONG_URL_STYLES = ("query", "path")
 MAX_SHOP_CATEGORIES = 8
@@ -87,7 +87,8 @@ class HostSpec:
     # A per-render session token on every same-host link: "hex" (?s=), "counter" (?visit=).
     session: str = ""
     # Endless calendars, any of "events" (/events?year=&month=), "archive" (/archive/Y/M/D/),
-    # "dated" (/agenda?date=YYYY-MM-DD).
+    # "dated" (/agenda?date=YYYY-MM-DD), "compact" (/diary?d=YYYYMMDD), "weeks"
+    # (/planner/YYYY/week-WW/).
     calendars: list[str] = field(default_factory=list)
     # Endless paths, any of "segments" (/docs/v1/more/more2/), "counter" (/gallery/p1/p2).
     path_growth: list[str] = field(default_factory=list)

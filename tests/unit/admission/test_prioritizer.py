@@ -175,6 +175,12 @@ def test_coarse_and_host_wide_patterns() -> None:
         ("http://h.test/agenda?date=2024-01-05", True),
         ("http://h.test/cal?view=month&m=2024-01", True),
         ("http://h.test/list?from=2024-01-05&page=2", True),
+        ("http://h.test/planner/2024/week-02/", True),
+        ("http://h.test/blog/2024/w7", True),
+        ("http://h.test/kw/2024-W52", True),
+        ("http://h.test/plan?year=2024&week=3", True),
+        ("http://h.test/2024/week-99/", False),  # no week 99
+        ("http://h.test/2024/weekly-digest/", False),
         ("http://h.test/item?d=20240105", False),  # a bare number may be an id
         ("http://h.test/item?sku=2024-99-01", False),  # no month 99
         ("http://h.test/docs?v=2024-01-beta", False),
