@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime
 import re
+from collections.abc import Callable
 from urllib.parse import parse_qs, urlencode
 
 from .prose import WORDS, seeded_rng, sentence, template
@@ -109,17 +110,7 @@ class Endless:
             day = datetime.date.fromisoformat(value)
         except ValueError:
             return None
-        anchors = []
-        for label, delta in (("Previous", -1), ("Next", 1)):
-            try:
-                other = (day + datetime.timedelta(days=delta)).isoformat()
-            except OverflowError:
-                continue
-            anchors.append((Link(self.url(f"/agenda?date={other}"), f"?date={other}"), label))
-        when = f"{day.day} {MONTH_NAMES[day.month - 1]} {day.year:04d}"
-        return template(
-            "calendar", f"Agenda: {when}", [self._agenda(when)], [*anchors, self._home()]
-        )
+        return self._query_day(day, "/agenda?date=", _iso, ("Previous", "Next"), "Agenda")
 
     def _diary_day(self, m: re.Match[str], query: str) -> Route | None:
         """A day by a bare number (?d=20240105): no date shape for a rule to see."""
@@ -128,16 +119,28 @@ class Endless:
             day = datetime.datetime.strptime(value, "%Y%m%d").date()
         except ValueError:
             return None
+        return self._query_day(day, "/diary?d=", _compact, ("Earlier", "Later"), "Diary")
+
+    def _query_day(
+        self,
+        day: datetime.date,
+        prefix: str,
+        spelling: Callable[[datetime.date], str],
+        labels: tuple[str, str],
+        title: str,
+    ) -> Route:
+        """A day page linking the day before and after, its date spelt into the query."""
         anchors = []
-        for label, delta in (("Earlier", -1), ("Later", 1)):
+        for label, delta in zip(labels, (-1, 1), strict=True):
             try:
-                other = (day + datetime.timedelta(days=delta)).strftime("%Y%m%d")
-            except OverflowError:
+                other = spelling(day + datetime.timedelta(days=delta))
+            except OverflowError:  # 0001-01-01 and 9999-12-31 end the calendar
                 continue
-            anchors.append((Link(self.url(f"/diary?d={other}"), f"?d={other}"), label))
+            query = prefix.partition("?")[2]
+            anchors.append((Link(self.url(f"{prefix}{other}"), f"?{query}{other}"), label))
         when = f"{day.day} {MONTH_NAMES[day.month - 1]} {day.year:04d}"
         return template(
-            "calendar", f"Diary: {when}", [self._agenda(when)], [*anchors, self._home()]
+            "calendar", f"{title}: {when}", [self._agenda(when)], [*anchors, self._home()]
         )
 
     def _week(self, m: re.Match[str], query: str) -> Route | None:
@@ -208,6 +211,14 @@ class Endless:
             anchors.insert(0, (Link(self.url(f"/filter/{longer}"), longer), "Narrow down"))
         text = f"Nothing matches {slug.replace('-', ' ')}."
         return template("longurl", "Filtered listing", [text], anchors)
+
+
+def _iso(day: datetime.date) -> str:
+    return day.isoformat()
+
+
+def _compact(day: datetime.date) -> str:
+    return f"{day.year:04d}{day.month:02d}{day.day:02d}"
 
 
 def _week_step(year: int, week: int, delta: int) -> tuple[int, int]:
