@@ -48,6 +48,7 @@ from crawlproj.checkpoint import checkpoint_for
 from crawlproj.items import PageItem
 from crawlproj.pipelines.signature import response_page_text
 from extensions.config import Setting, Table, between, read
+from extensions.content.fingerprint import content_hash
 from extensions.content.soft404 import (
     SEND_PROBE_META,
     Words,
@@ -127,7 +128,8 @@ class Soft404Checker:
         if self.states is None or not _comparable(response, item.get("content_type")):
             return
         duplicate = bool(item.get("duplicate_of"))
-        check = await self._run(self._judge, response, item["url"], duplicate)
+        body_hash = item.get("content_hash") or ""
+        check = await self._run(self._judge, response, item["url"], duplicate, body_hash)
         item["soft_404"] = check.soft_404
         if check.send_probe:
             response.meta[SEND_PROBE_META] = True
@@ -166,17 +168,19 @@ class Soft404Checker:
         final = response.url if response.url != probed else ""
         text = isinstance(response, TextResponse) and not final
         answer: Words = page_words(response.text, probed) if text else frozenset()
+        body_hash = content_hash(response.body) if text and response.body else ""
         # The claim holds the reference; a probe delivered again after it was settled
         # finds none, and keeps the redirect rule only.
         claim = self.states.read(origin)
         reference = claim.reference if claim is not None and claim.kind == CLAIMED else None
-        print_ = learn(answer, reference, final)
+        print_ = learn(answer, reference, final, body_hash)
         self.states.settle(origin, OriginState(SOFT, print=print_))
         logger.debug("Soft-404s on %s: the probe %s answered 200", origin, probed)
         return Check(("probes", "hosts_with_soft404"))
 
-    def _judge(self, response: Response, url: str, duplicate: bool) -> Check:
-        """A 200 HTML page (url: as requested, before redirects)."""
+    def _judge(self, response: Response, url: str, duplicate: bool, body_hash: str) -> Check:
+        """A 200 HTML page (url: as requested, before redirects; body_hash: its
+        content_hash, the content pipeline's)."""
         assert self.states is not None and isinstance(response, TextResponse)
         origin = origin_of(response.url)
         state = self.states.get(origin)
@@ -191,7 +195,7 @@ class Soft404Checker:
         # The duplicate check (an earlier pipeline) extracted this page's main text.
         by_text = fingerprint.by_text
         words = text_words(response_page_text(response).text, url) if by_text else frozenset()
-        soft = judge(fingerprint, words, url, response.url, threshold, duplicate)
+        soft = judge(fingerprint, words, url, response.url, threshold, duplicate, body_hash)
         return Check(("detected",) if soft else ("checked",), soft_404=soft)
 
 

@@ -24,6 +24,11 @@ drown that signal, so they are taken out first:
 An answer with fewer than MIN_OWN_WORDS words of its own (the host serves its
 home page, or an app shell, for every path) cannot be told from a real page
 by its text, nor can the home page be missing: the root is never a soft-404.
+Its bytes can: a page whose body is the answer's, byte for byte (content_hash),
+is a soft-404 wherever it is not the root (a single-page app's server answers
+every unknown path with index.html). Such a page is an exact duplicate too; the
+verdict adds what a duplicate does not say: the row says soft_404, and trap
+feedback learns a numbered sequence's end from it (/page/132 past the last page).
 
 Redirect rule: when the probe was redirected (unknown paths 302 to the home
 page or to /404.html), a page redirected from another path to the same final
@@ -114,6 +119,7 @@ class NotFoundPrint:
     final_url: str  # where the probe was redirected to; "" when it answered in place
     own: Words  # the answer's words the reference page does not have
     furniture: Words  # the answer's words the reference page has too
+    body_hash: str = ""  # content_hash of the answer's body ("" when redirected)
 
     @property
     def by_text(self) -> bool:
@@ -127,16 +133,21 @@ class NotFoundPrint:
         return len(mine & self.own) / union if union else 0.0
 
 
-def learn(answer: Words, reference: Words | None, final_url: str) -> NotFoundPrint:
+def learn(
+    answer: Words, reference: Words | None, final_url: str, body_hash: str = ""
+) -> NotFoundPrint:
     """The fingerprint of a probe's 200 answer; reference: the words of a real page
     of the origin (furniture is what both have). A redirected probe's answer is the
     page it was sent to, a real URL of the site (often the home page): its words
-    would mark that page itself, so only the redirect rule is kept. Without a
-    reference nothing tells the furniture apart: the answer's words stay unused."""
-    if final_url or reference is None:
-        return NotFoundPrint(final_url, frozenset(), frozenset() if final_url else answer)
+    and bytes would mark that page itself, so only the redirect rule is kept.
+    Without a reference nothing tells the furniture apart: the answer's words stay
+    unused (its bytes still mark exact copies)."""
+    if final_url:
+        return NotFoundPrint(final_url, frozenset(), frozenset())
+    if reference is None:
+        return NotFoundPrint("", frozenset(), answer, body_hash)
     furniture = answer & reference
-    return NotFoundPrint(final_url, answer - furniture, furniture)
+    return NotFoundPrint("", answer - furniture, furniture, body_hash)
 
 
 def judge(
@@ -146,13 +157,17 @@ def judge(
     final_url: str,
     threshold: float,
     duplicate: bool,
+    body_hash: str = "",
 ) -> bool:
     """A 200 page of the origin is a soft-404 (see the module docstring); duplicate:
-    its content is held by an earlier page (duplicate_of)."""
+    its content is held by an earlier page (duplicate_of); body_hash: its body's
+    content_hash."""
     if _is_root(requested_url):
         # A host serving its home page for every path makes the home page look like
         # the answer (when the reference was another page); the root is never missing.
         return False
+    if print_.body_hash and body_hash == print_.body_hash and not _is_root(final_url):
+        return True  # the answer itself, byte for byte
     if print_.final_url:
         # The frontier admits a redirect target as that URL's own fetch: the first copy
         # reached this way is the target page itself (the home page...), to be kept.

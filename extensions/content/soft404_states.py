@@ -47,6 +47,8 @@ class OriginState:
         if self.print is not None:
             p = self.print
             record.update(final=p.final_url, own=sorted(p.own), furn=sorted(p.furniture))
+            if p.body_hash:
+                record["hash"] = p.body_hash
         return json.dumps(record, separators=(",", ":"), ensure_ascii=False)
 
     @classmethod
@@ -58,7 +60,8 @@ class OriginState:
             print_ = None
             if kind == SOFT:
                 own, furniture = frozenset(record["own"]), frozenset(record["furn"])
-                print_ = NotFoundPrint(record["final"], own, furniture)
+                # "hash": added later; a state written before has none.
+                print_ = NotFoundPrint(record["final"], own, furniture, record.get("hash", ""))
             return cls(kind, frozenset(record.get("ref", ())), print_)
         except (KeyError, TypeError, AttributeError, json.JSONDecodeError) as exc:
             raise ValueError(f"not a soft-404 state: {raw[:80]!r} ({exc})") from None

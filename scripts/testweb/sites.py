@@ -11,6 +11,7 @@ are in ``routes.py``, their prose in ``prose.py``, the expected-page walk in
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import gzip
 import hashlib
@@ -28,6 +29,7 @@ from .expected import normalize, polite_pages
 from .families import Extras
 from .prose import render, seeded_rng
 from .routes import (
+    HTML,
     LAST_MODIFIED,
     NON_PAGE_KINDS,
     ORPHAN,
@@ -144,7 +146,17 @@ class Site:
             if match and (found := handler(spec, match)) is not None:
                 return extras.finish(bare, path, found)
         found = extras.lookup(bare, path.partition("?")[2]) if extras.table else None
+        if found is None and spec.soft404 == "home":
+            return self._home_for_unknown(host)
         return extras.finish(bare, path, found)
+
+    def _home_for_unknown(self, host: str) -> Route:
+        """The "home" soft 404: an unknown path gets the home page's bytes, as a single-page
+        app's server does (nginx `try_files $uri /index.html`). Its relative links resolve
+        under the unknown path, so each answer names more unknown paths."""
+        home = self.route(host, "/")
+        body = render(self.spec.seed, host, "/", home)
+        return dataclasses.replace(home, kind="soft404", body=body, headers=HTML)
 
     def respond(self, host: str, path: str, hit: int = 0, at: float | None = None) -> Response:
         """Bytes to send; ``hit`` = earlier requests of this (host, path) for overrides,

@@ -21,7 +21,7 @@ DEFAULT_BASE_IP = "127.0.10.1"
 StatusOverride = tuple[int, dict[str, str], int | None]
 
 FACET_VARIANTS = ("shuffled", "tracking", "view", "slugs", "unnamed", "paths")
-SOFT404_STYLES = ("links", "short", "themed", "redirect")
+SOFT404_STYLES = ("links", "short", "themed", "redirect", "home")
 # Session style -> its query parameter: names the canonicalizer does not know
 # (extensions/admission/canonical.py DEFAULT_SESSION_PARAMS), so only content tells.
 SESSION_PARAMS = {"hex": "s", "counter": "visit"}
@@ -82,7 +82,8 @@ class HostSpec:
     # segment per filter (/shop/shoes/f/color-red/size-m/).
     facet_variants: list[str] = field(default_factory=list)
     # Unknown paths: "" a real 404; "links", "short", "themed" a 200 "not found" page
-    # (with fresh random links, a line, a long themed page); "redirect" a 302 home.
+    # (with fresh random links, a line, a long themed page); "redirect" a 302 home;
+    # "home" the home page itself, byte for byte (a single-page app's server).
     soft404: str = ""
     # A per-render session token on every same-host link: "hex" (?s=), "counter" (?visit=).
     session: str = ""

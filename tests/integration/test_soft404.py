@@ -15,12 +15,15 @@ import ast
 import gzip
 import re
 import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from extensions.content.soft404 import PROBE_SUFFIX
 from scripts.crawlrun import CrawlResult, run_crawl, write_seeds
+from scripts.testweb import TestWeb, WebSpec
+from scripts.testweb.spec import HostSpec
 from tests.integration.one_host_web import OneHostWeb
 from tests.unit.content import soft404_pages as corpus
 
@@ -168,3 +171,29 @@ def test_real_pages_of_both_hosts_stay_unmarked_and_stored(crawled) -> None:
     honest = rows_by_path(crawled, "honest")
     assert honest["/list"]["soft_404"] is False and honest["/list"]["content_ref"]
     assert honest["/gone"]["status"] == 404 and honest["/gone"]["soft_404"] is None
+
+
+def test_a_host_answering_every_unknown_path_with_its_home_page(tmp_path: Path) -> None:
+    """A single-page app's server (soft404 "home"): an unknown path gets the home page
+    byte for byte. Broken links fetched after the probe are soft-404s by their bytes,
+    and the dead page numbers past the last page end the numbered sequence (each one
+    only a duplicate of the home page said nothing of it)."""
+    spec = WebSpec(hosts=[HostSpec("spa.test", pages=120, soft404="home")], seed=3)
+    with TestWeb(spec, lifetime=300) as web:
+        seeds = write_seeds(tmp_path / "seeds.txt", web.seeds)
+        settings = {"DNS_HOSTS_MAP": web.hosts_map_setting(), "FRONTIER_DELAY": 0.0}
+        result = run_crawl(seeds, tmp_path / "data", settings, timeout=200)
+        requests = [r for r in web.requests() if not r["url"].endswith("/robots.txt")]
+        kinds = {r["url"]: web.site.kind(r["url"]) for r in requests}
+        real = set(web.real_pages())
+    assert result.returncode == 0, result.log[-3000:]
+    assert real <= {r["url"] for r in requests if r["status"] == 200}
+    rows = {r["url"]: r for r in result.items}
+    assert not [u for u in real if rows[u]["soft_404"]]
+    broken = [u for u, kind in kinds.items() if kind == "soft404" and PROBE_SUFFIX not in u]
+    marked = [u for u in broken if rows[u]["soft_404"]]
+    assert len(marked) >= len(broken) - 4, [(u, rows[u]["soft_404"]) for u in broken]
+    # 12 dead numbers (/page/130 .. /page/240, every tenth page links one): the first
+    # ones are fetched before the sequence's end is learnt, the rest never.
+    dead_numbers = [u for u in broken if re.search(r"/page/\d+$", u)]
+    assert len(dead_numbers) <= 6, dead_numbers

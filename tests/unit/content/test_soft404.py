@@ -10,6 +10,7 @@ import redis
 
 import crawlproj.settings
 from extensions.content import soft404_states
+from extensions.content.fingerprint import content_hash
 from extensions.content.soft404 import (
     MIN_OWN_WORDS,
     PROBE_SUFFIX,
@@ -96,6 +97,33 @@ def test_a_host_serving_its_home_page_for_every_path_is_not_judged_by_text(site:
 
 
 @pytest.mark.parametrize("site", corpus.SITES)
+def test_a_host_serving_its_home_page_for_every_path_is_judged_by_its_bytes(site: str) -> None:
+    """The answer has no words of its own, but a page whose body is the answer's byte
+    for byte (a single-page app's index.html) is a soft-404, anywhere but the root."""
+    home = corpus.home(site)
+    answer = page_words(home, PROBE)
+    ref = reference_words(home, f"{ORIGIN}/")
+    print_ = learn(answer, ref, "", content_hash(home))
+    assert not print_.by_text and print_.body_hash == content_hash(home)
+    for path in corpus.MISSING_PATHS:
+        url = ORIGIN + path
+        words = page_words(home, url)
+        assert judge(print_, words, url, url, THRESHOLD, True, content_hash(home))
+    assert not judge(
+        print_, answer, f"{ORIGIN}/", f"{ORIGIN}/", THRESHOLD, True, content_hash(home)
+    )
+    # A page that differs by a byte is judged as before: by its words, here not at all.
+    other = home.replace("</body>", "<p>x</p></body>")
+    url = f"{ORIGIN}/about"
+    assert not judge(
+        print_, page_words(other, url), url, url, THRESHOLD, False, content_hash(other)
+    )
+    # A redirected probe's answer is a real page: its bytes mark nothing.
+    redirected = learn(answer, ref, f"{ORIGIN}/", content_hash(home))
+    assert redirected.body_hash == ""
+
+
+@pytest.mark.parametrize("site", corpus.SITES)
 def test_the_home_page_is_never_a_soft_404(site: str) -> None:
     """The home answer learnt against another reference looks like the home page."""
     print_ = fingerprint(site, "home", reference="contact")
@@ -179,7 +207,9 @@ def soft_state() -> OriginState:
 
 
 def test_states_round_trip_through_their_json() -> None:
-    for state in (OriginState(CLAIMED, frozenset({"a", "b"})), OriginState(HONEST), soft_state()):
+    by_bytes = OriginState(SOFT, print=NotFoundPrint("", frozenset(), frozenset({"a"}), "ab" * 32))
+    states = (OriginState(CLAIMED, frozenset({"a", "b"})), OriginState(HONEST), soft_state())
+    for state in (*states, by_bytes):
         assert OriginState.decode(state.encode()) == state
     with pytest.raises(ValueError, match="not a soft-404 state"):
         OriginState.decode('{"k":"soft","own":[]}')
