@@ -20,6 +20,7 @@ from extensions.admission.filters import (
 from extensions.admission.noise import strip_params
 from extensions.admission.patterns import (
     UrlParts,
+    families,
     family_of,
     number_of,
     pattern_strings,
@@ -120,8 +121,8 @@ class Admission:
         parts = split_url(url)
         p = url_patterns(parts)
         path = "p|" + p.path_key if p.path_key else ""
-        family = "f|" + p.family if p.family and not listed else ""
-        if not self.closed_patterns.isdisjoint((p.fine, p.coarse, path, family)):
+        kin = [] if listed else ["f|" + f for f in families(p.family)]
+        if not self.closed_patterns.isdisjoint((p.fine, p.coarse, path, *kin)):
             return "pattern_closed"
         end = self.ceilings.get(p.fine)
         if end is not None and not listed and number_of(parts) > end:

@@ -10,6 +10,7 @@ the cost of recomputing the live keys once.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TypeVar
 
 K = TypeVar("K")
@@ -25,4 +26,12 @@ def remember(memo: dict[K, V], key: K, value: V, cap: int = MEMO_ENTRIES) -> V:
     if len(memo) >= cap:
         memo.clear()
     memo[key] = value
+    return value
+
+
+def recall(memo: dict[K, V], key: K, compute: Callable[[K], V]) -> V:
+    """memo's value for `key`, computed (and remembered) on a miss."""
+    value = memo.get(key)
+    if value is None:
+        value = remember(memo, key, compute(key))
     return value

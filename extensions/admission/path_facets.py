@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from extensions.admission.memo import remember
+from extensions.admission.memo import recall
 
 # Filter names of shop engines' path facets (PRIORITY_FACET_PARAMS is the query's list,
 # a setting; this one is fixed, because patterns made from it are stored in Redis).
@@ -49,10 +49,7 @@ NO_RUN = FacetRun("", (), 0)
 
 def facet_run(path: str) -> FacetRun:
     """The trailing filter run of a path (memoised: a page's links share their paths)."""
-    run = _RUNS.get(path)
-    if run is None:
-        run = remember(_RUNS, path, _facet_run(path))
-    return run
+    return recall(_RUNS, path, _facet_run)
 
 
 def _facet_run(path: str) -> FacetRun:

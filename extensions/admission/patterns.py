@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from extensions.admission.domains import registered_domain
 from extensions.admission.filters import split_absolute
 from extensions.admission.memo import remember
 from extensions.admission.path_facets import facet_run, marker
@@ -159,6 +160,11 @@ def url_patterns(url: str | UrlParts) -> UrlPatterns:
     return UrlPatterns(fine, coarse, host_wide, path_key, family_of(fine))
 
 
+def families(family: str) -> list[str]:
+    """The families a UrlPatterns.family names (family_of joins them by a space)."""
+    return family.split(" ") if family else []
+
+
 def family_of(fine: str) -> str:
     """The fine pattern with its last path segment, when a literal name, abstracted to
     <W>: sibling sections of one template share it (/shop/shoes/?page and
@@ -168,7 +174,11 @@ def family_of(fine: str) -> str:
 
     A path facet's family is every filter page of its section (host and first segment):
     one shop engine makes them all, and a family per listing (/shop/shoes/f/<W>/) cost
-    ~6 fetches a category before its own evidence closed it."""
+    ~6 fetches a category before its own evidence closed it.
+
+    A subdomain's URL has a second family, space-separated: its fine pattern under
+    "*.<registered domain>" (domains.py), which the pages of every host under that
+    domain judge together: a wildcard-DNS trap is a new host per URL."""
     family = _FAMILIES.get(fine)
     if family is None:
         family = remember(_FAMILIES, fine, _family(fine))
@@ -176,10 +186,21 @@ def family_of(fine: str) -> str:
 
 
 def _family(fine: str) -> str:
-    base, mark, names = fine.partition("?")
-    slash = base.find("/")
+    slash = fine.find("/")
     if slash < 0:
         return ""
+    host = fine[:slash]
+    domain = registered_domain(host)
+    siblings = _siblings(fine)
+    if domain == host:
+        return siblings
+    across = f"*.{domain}{fine[slash:]}"
+    return f"{siblings} {across}" if siblings else across
+
+
+def _siblings(fine: str) -> str:
+    base, mark, names = fine.partition("?")
+    slash = base.find("/")
     if "<F:" in base:
         first = base[slash:].split("/", 2)[1]
         return f"{base[:slash]}/{'' if first.startswith('<F:') else first + '/'}**/<F>"

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from twisted.internet.error import DNSLookupError
 
 from extensions.config import Kind, Setting, Table, above, at_least, read
-from extensions.dns.hosts_map import parse_hosts_map
+from extensions.dns.hosts_map import parse_hosts_map, pinned
 from extensions.dns.lookup import Answer, LookupFailed, NameLookup, cause_of, parse_servers
 from extensions.dns.policy import AddressPolicy, parse_networks
 from extensions.state.connection import as_str
@@ -118,7 +118,8 @@ def decode_shared(raw: bytes | str) -> SharedAnswer:
     return SharedAnswer(kind, value, float(fresh_until), float(stale_until))
 
 
-def _literal(host: str) -> str | None:
+def ip_literal(host: str) -> str | None:
+    """The address a host that is an IP literal names ("[::1]" -> "::1"), else None."""
     # Cheap test first: most hosts are names, and a failed parse raises (slow).
     if not host or not (host[0].isdigit() or host[0] == "["):
         return None
@@ -159,7 +160,7 @@ class HostResolver:
 
     def cached(self, host: str) -> str | None:
         """An answer without I/O (literal, pinned or fresh local), policy-checked."""
-        ip = _literal(host) or self.settings.hosts_map.get(host)
+        ip = ip_literal(host) or pinned(self.settings.hosts_map, host)
         if ip is None:
             entry = self._local.get(host)
             if entry is None or entry[1] < self.clock():

@@ -1,5 +1,7 @@
 """DNS_HOSTS_MAP: static name -> address pins, the way curl's --resolve does, so tests
-and the demo map their virtual hosts to 127.x addresses without root or /etc/hosts edits."""
+and the demo map their virtual hosts to 127.x addresses without root or /etc/hosts edits.
+A "*.example.test" key pins every name under example.test (not the name itself), as a
+wildcard DNS record does; an exact key wins over it."""
 
 from __future__ import annotations
 
@@ -30,6 +32,18 @@ def parse_hosts_map(raw: Any) -> dict[str, str]:
         except ValueError:
             raise ValueError(f"DNS_HOSTS_MAP: {ip!r} for {host!r} is not an IP address") from None
     return hosts
+
+
+def pinned(hosts: dict[str, str], host: str) -> str | None:
+    """The address DNS_HOSTS_MAP pins `host` to: its own key, else the nearest "*.parent"."""
+    if not hosts:
+        return None
+    ip = hosts.get(host)
+    dot = host.find(".")
+    while ip is None and dot >= 0:
+        ip = hosts.get("*" + host[dot:])
+        dot = host.find(".", dot + 1)
+    return ip
 
 
 def _pair(item: str) -> tuple[str, str]:

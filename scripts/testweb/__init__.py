@@ -160,8 +160,10 @@ class TestWeb:
         return f"http://{host}:{self.port}{path}"
 
     def hosts_map_setting(self) -> dict[str, str]:
-        """Value for the crawler's DNS_HOSTS_MAP setting (hostname -> 127.x address)."""
-        return dict(self.hosts)
+        """Value for the crawler's DNS_HOSTS_MAP setting (hostname -> 127.x address; a
+        subdomain_trap host's "*.<host>" too)."""
+        wild = {f"*.{h.name}": self.hosts[h.name] for h in self.spec.hosts if h.subdomain_trap}
+        return {**self.hosts, **wild}
 
     @functools.cached_property
     def site(self) -> Site:

@@ -28,7 +28,8 @@ KINDS = ("shop", "docs", "news")  # what a host mostly is: its real pages' layou
 
 
 def dealt(seed: int) -> WebSpec:
-    """5-8 hosts, some sharing an address, each with 1-4 trap families."""
+    """5-8 hosts, some sharing an address, each with 1-4 trap families; in about half
+    the webs one host also answers every name under it (a wildcard-DNS trap)."""
     rng = random.Random(f"dealt:{seed}")
     names = rng.sample(NAMES, rng.randint(5, 8))
     hosts = [_host(rng, f"{name}.test", rng.choice(KINDS)) for name in names]
@@ -39,6 +40,9 @@ def dealt(seed: int) -> WebSpec:
     if not any(h.facet_variants for h in hosts):
         hosts[0].shop_categories = max(hosts[0].shop_categories, 3)
         hosts[0].facet_variants = [rng.choice(FACET_VARIANTS)]
+    # Drawn last, so the hosts above deal as they did before this family was added.
+    if rng.random() < 0.5:
+        rng.choice(hosts).subdomain_trap = True
     return WebSpec(hosts=hosts, seed=seed, base_ip=f"127.0.{20 + seed % 200}.1")
 
 

@@ -21,7 +21,9 @@ UTM_QUERY = "utm_source=x&utm_medium=y"
 SITEMAP_INDEX = "/sitemap_index.xml.gz"
 ORPHAN = "/orphan"
 # Route kinds of the trap families (Site.is_trap) and of linked non-HTML files (is_non_page).
-TRAP_KINDS = frozenset({"trap", "facet", "soft404", "session", "calendar", "growth", "longurl"})
+TRAP_KINDS = frozenset(
+    {"trap", "facet", "soft404", "session", "calendar", "growth", "longurl", "subdomain"}
+)
 NON_PAGE_KINDS = frozenset({"source", "file"})
 HTML = (("Content-Type", "text/html; charset=utf-8"),)
 

@@ -109,7 +109,8 @@ class TestWebResource(Resource):
 
     def _answer(self, request: Request, host: str, server_ip: str, path: str, hit: int) -> Response:
         assert self.site is not None
-        expected_ip = self.site.hosts.get(host)
+        parent = host if host in self.site.hosts else self.site.subdomains.parent_of(host)
+        expected_ip = self.site.hosts.get(parent) if parent else None
         if expected_ip is None:
             return Response(404, {"Content-Type": "text/plain"}, b"unknown host\n")
         if expected_ip != server_ip:

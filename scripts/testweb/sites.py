@@ -47,6 +47,7 @@ from .routes import (
     text_headers,
 )
 from .spec import SESSION_PARAMS, HostSpec, WebSpec, assign_ips
+from .subdomains import HOME_LINKS, Subdomains
 
 Handler = Callable[[HostSpec, re.Match[str]], Route | None]
 
@@ -65,6 +66,7 @@ class Site:
         self._extras = {
             h.name: Extras(h, functools.partial(self.url, h.name), spec.seed) for h in spec.hosts
         }
+        self.subdomains = Subdomains(spec.hosts, self.url, spec.seed)
         # Time 0 of the change processes: the spec's, else now (the server's start).
         epoch = spec.epoch or time.time()
         self.clocks = {
@@ -128,7 +130,9 @@ class Site:
         """Resolve ``path`` (query ignored: aliases serve the same page) on ``host``."""
         spec = self._specs.get(host)
         if spec is None:
-            return Route("missing", 404, body=b"unknown host\n")
+            return self.subdomains.route(host, path) or Route(
+                "missing", 404, body=b"unknown host\n"
+            )
         bare = urlsplit(path).path or "/"
         override = override_for(spec, path)
         if override and override[2] is None:  # permanent: part of the link graph
@@ -144,6 +148,9 @@ class Site:
         for pattern, handler in self._tables[host]:
             match = pattern.fullmatch(bare)
             if match and (found := handler(spec, match)) is not None:
+                if bare == "/" and spec.subdomain_trap:
+                    made_up = self.subdomains.made_up(host, host, HOME_LINKS)
+                    found = dataclasses.replace(found, links=found.links + tuple(made_up))
                 return extras.finish(bare, path, found)
         found = extras.lookup(bare, path.partition("?")[2]) if extras.table else None
         if found is None and spec.soft404 == "home":
@@ -350,7 +357,10 @@ class Site:
     def kind(self, url: str) -> str:
         """The route kind this web serves at `url` ("foreign" off the web)."""
         parts = urlsplit(url)
-        if parts.hostname not in self._specs or parts.port != self.port:
+        host = parts.hostname or ""
+        if parts.port != self.port or (
+            host not in self._specs and self.subdomains.parent_of(host) is None
+        ):
             return "foreign"
         path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         return self.route(parts.hostname, path).kind

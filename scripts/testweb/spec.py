@@ -101,6 +101,9 @@ class HostSpec:
     sources: bool = False
     # An image, a PDF and a zip linked from every real page.
     attachments: bool = False
+    # Every name under this host answers a template page linking more made-up names
+    # (a wildcard-DNS spider trap); the home page links two (subdomains.py).
+    subdomain_trap: bool = False
 
     def __post_init__(self) -> None:
         # A misspelt variant would silently build a web without that trap.

@@ -321,8 +321,15 @@ local function charge(it)
     if new == 'recurred' and t[1] == 0 then t[1] = 1 end
     if verdict == nil and pt[4] ~= '' then verdict, path_t = gate('p|' .. pt[4]) end
     -- A sitemap URL passes its family: the site lists it as one of its pages.
+    -- A URL has up to two families, space-separated (admission/patterns.py family_of:
+    -- its siblings', and a subdomain's across its registered domain).
     if verdict == nil and (pt[6] or '') ~= '' and it.sitemap ~= 1 then
-      verdict, family_t = gate('f|' .. pt[6])
+      for family in string.gmatch(pt[6], '%S+') do
+        local this_t
+        verdict, this_t = gate('f|' .. family)
+        if not family_t or this_t[5] > family_t[5] then family_t = this_t end
+        if verdict ~= nil then break end
+      end
     end
     if verdict == nil then verdict = past_the_end(it, field, t) end
     if verdict == 'pattern_closed' or verdict == 'past_the_end' then return verdict end
@@ -428,5 +435,7 @@ local function feedback(ev)
   if field then learn(field, bad, ev.o == 'copy') end
   if field and field == ev.pt[1] and ev.n then learn_number(field, ev.n, ev.o) end
   if (ev.pt[4] or '') ~= '' then learn_shared(ev.host, 'p|' .. ev.pt[4], bad) end
-  if (ev.pt[5] or '') ~= '' then learn_shared(ev.host, 'f|' .. ev.pt[5], bad) end
+  for family in string.gmatch(ev.pt[5] or '', '%S+') do
+    learn_shared(ev.host, 'f|' .. family, bad)
+  end
 end

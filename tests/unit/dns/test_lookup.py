@@ -15,6 +15,7 @@ from twisted.names import dns, error
 
 import crawlproj.settings
 from extensions.dns.cache import HostResolver, process_resolver, registered_resolver
+from extensions.dns.hosts_map import parse_hosts_map, pinned
 from extensions.dns.lookup import Answer, LookupFailed, NameLookup, follow, parse_servers
 from extensions.dns.resolver import HostsMapResolver
 from tests.project_settings import project_settings
@@ -200,3 +201,21 @@ def test_a_crawl_of_another_project_gets_the_dns_defaults() -> None:
     resolver = HostsMapResolver.from_crawler(process, reactor=None)  # type: ignore[arg-type]
     assert resolver.own.settings.hosts_map == {"a.test": "127.0.10.1"}
     assert resolver.own.settings.cache_ttl == crawlproj.settings.DNS_CACHE_TTL
+
+
+def test_a_wildcard_pin_answers_every_name_under_it_not_the_name_itself() -> None:
+    hosts = parse_hosts_map({"*.farm.test": "127.0.51.1", "own.farm.test": "127.0.51.2"})
+    assert pinned(hosts, "w3f9a1.farm.test") == "127.0.51.1"
+    assert pinned(hosts, "a.b.farm.test") == "127.0.51.1"
+    assert pinned(hosts, "own.farm.test") == "127.0.51.2"  # an exact key wins
+    assert pinned(hosts, "farm.test") is None
+    assert pinned(hosts, "farm.test.evil") is None
+    assert pinned({}, "w1.farm.test") is None
+    values = {
+        "DNS_HOSTS_MAP": hosts,
+        "DNS_HOSTS_MAP_ONLY": True,
+        "DNS_ALLOWED_NETWORKS": ["127.0.0.0/8"],
+    }
+    process = SimpleNamespace(settings=Settings(values))
+    resolver = HostsMapResolver.from_crawler(process, reactor=None)  # type: ignore[arg-type]
+    assert asyncio.run(resolver.own.resolve("x.farm.test")) == "127.0.51.1"

@@ -9,6 +9,7 @@ import asyncio
 import dataclasses
 from collections.abc import Callable, Iterator
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 import redis.asyncio as aioredis
@@ -88,7 +89,8 @@ async def fetch_all(frontier: Frontier, outcome: str | Callable[[str], str]) -> 
         pt = (p.fine, p.coarse, p.host_wide, p.path_key, p.family)
         done = DownloadEvent("done", lease_id, clock.now, 200)
         said = outcome if isinstance(outcome, str) else outcome(url)
-        ack = DownloadEvent("ack", lease_id, clock.now, host=HOST, outcome=said, patterns=pt)
+        host = urlsplit(url).hostname or HOST
+        ack = DownloadEvent("ack", lease_id, clock.now, host=host, outcome=said, patterns=pt)
         await frontier.report([done, ack])
     return urls
 
@@ -355,6 +357,29 @@ def test_siblings_of_a_closed_section_are_refused_unless_a_sitemap_lists_them(
     refused, listed = run(go())
     assert refused == {"pattern_closed": 3}  # never fetched: the family was judged
     assert listed == 1
+
+
+def test_subdomains_of_one_domain_judge_one_family_a_wildcard_trap_closes(
+    make: MakeFrontier,
+) -> None:
+    """w0..w3.farm.test are four hosts, each with one page: per host, nothing closes."""
+
+    def on(host: str, path: str = "/") -> AdmitItem:
+        return item(f"http://{host}{path}", host=host)
+
+    async def go() -> tuple[dict[str, int], int]:
+        frontier = make(min_pages=3, close_share=0.8, probe_every=50)
+        await frontier.admit([on(f"w{n}.farm.test") for n in range(4)])
+        await fetch_all(frontier, "duplicate")
+        later = [on(f"x{n}.farm.test") for n in range(3)]
+        refused = (await frontier.admit(later)).extra["refused"]
+        # The domain's own host, another domain's subdomain, another path: not judged.
+        others = [on("farm.test"), on("w1.other.test"), on("w9.farm.test", "/about")]
+        return dict(refused), (await frontier.admit(others)).extra["admitted"]
+
+    refused, admitted = run(go())
+    assert refused == {"pattern_closed": 3}
+    assert admitted == 3
 
 
 def test_a_copy_of_its_own_patterns_page_recounts_that_page(make: MakeFrontier) -> None:
