@@ -188,8 +188,9 @@ class Prioritizer:
 
     def shape_penalty(self, url: str | UrlParts, parent_url: str | None) -> float:
         """Per query parameter, more per facet/sort/session name, more again when the
-        URL only adds a filter to its parent's already filtered URL (a facet walk). A
-        filter segment of the path (/f/color-red/) costs what a facet parameter does."""
+        URL only adds a filter to its parent's already filtered URL (a facet walk). In a
+        run of two or more filter segments (/f/color-red/size-m/) each costs what a facet
+        parameter does; one alone reads as a slug and costs nothing."""
         parts = split_url(url) if isinstance(url, str) else url
         c = self.config
         penalty = 0.0
@@ -200,7 +201,8 @@ class Prioritizer:
             if parent_url and _refines(parts, parent_url):
                 penalty += c.refine_penalty
         run = facet_run(parts.path) if _may_filter(parts.path) else None
-        if run is not None and run.segments:
+        # One segment may be a slug ("style-guide"): only a run of filters is scored.
+        if run is not None and run.segments >= 2:
             penalty += (c.param_penalty + c.facet_penalty) * run.segments
             if parent_url and refines(run, self._split_parent(parent_url).path):
                 penalty += c.refine_penalty

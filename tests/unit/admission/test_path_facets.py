@@ -72,13 +72,15 @@ def score(url: str, parent: str, **meta: Any) -> float:
     return PRIO.score(Request(url, meta={PARENT_META: (90, parent), "depth": 2, **meta}), url)
 
 
-def test_a_filter_segment_costs_what_a_facet_parameter_does() -> None:
+def test_filter_segments_cost_what_facet_parameters_do_from_two_on() -> None:
     home = "http://h.test/"
     plain = score("http://h.test/shop/shoes/", home)
-    one = score("http://h.test/shop/shoes/f/color-red/", home)
-    query = score("http://h.test/shop/shoes/?color=red", home)
-    assert plain - one == pytest.approx(C.param_penalty + C.facet_penalty)
-    assert one == pytest.approx(query)
+    two = score("http://h.test/shop/shoes/f/color-red/size-m/", home)
+    query = score("http://h.test/shop/shoes/?color=red&size=m", home)
+    assert plain - two == pytest.approx(2 * (C.param_penalty + C.facet_penalty))
+    assert two == pytest.approx(query)
+    # One segment alone may be a slug ("style-guide"): it costs nothing.
+    assert score("http://h.test/docs/style-guide/", home) == score("http://h.test/docs/x/", home)
 
 
 def test_adding_a_filter_segment_to_a_filtered_listing_decays() -> None:
