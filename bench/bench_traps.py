@@ -5,9 +5,10 @@ Run by hand from the project root (one crawl at a time, ~2-4 min each):
 
     .venv/bin/python bench/bench_traps.py [--runs ours,stock,before] [--repeats 1]
         [--budget-factor 4] [--time-cap 240] [--before-commit e0bb675 | --before-root DIR]
-        [--web traps | holdout | dealt:SEED]
+        [--web traps | holdout | dealt:SEED] [--delay 0]
 
-- ours: `scrapy crawl web` in this checkout (FRONTIER_DELAY 0: loopback, no DNS retries).
+- ours: `scrapy crawl web` in this checkout (FRONTIER_DELAY 0 unless --delay: loopback,
+  no DNS retries).
 - stock: `_stock_spider.py` (CrawlSpider + LinkExtractor, ROBOTSTXT_OBEY, DOWNLOAD_DELAY 0)
   by `scrapy runspider` outside the project. Its only borrowed part is name resolution:
   TWISTED_DNS_RESOLVER = our HostsMapResolver, so the web's names reach 127.x.
@@ -117,6 +118,7 @@ class TrapRun:
 class Caps:
     pages: int
     time_s: float
+    delay: float = 0.0  # ours: FRONTIER_DELAY (--delay)
 
     def settings(self) -> dict[str, Any]:
         return {"CLOSESPIDER_PAGECOUNT": self.pages, "CLOSESPIDER_TIMEOUT": self.time_s}
@@ -182,7 +184,9 @@ def ours_launch(web: TestWeb, out: Path, caps: Caps, root: Path) -> Launch:
     seeds = write_seeds(out / "seeds.txt", web.seeds)
     settings = {
         "DNS_HOSTS_MAP": web.hosts_map_setting(),
-        "FRONTIER_DELAY": 0.0,  # loopback: politeness would only measure the delay
+        # Loopback: by default politeness would only measure the delay. --delay shows
+        # what the verdicts' lag costs at 0 (feedback arrives before the next fetch).
+        "FRONTIER_DELAY": caps.delay,
         "FRONTIER_DNS_RETRIES": 0,
         **caps.settings(),
     }
@@ -237,7 +241,7 @@ def run_one(label: str, name: str, args: argparse.Namespace, paths: tuple[Path, 
     lifetime = args.time_cap + 2 * KILL_GRACE_S
     with TestWeb(web_spec(args.web), out / "requests.jsonl", lifetime) as web:
         real = set(web.real_pages())
-        caps = Caps(args.budget_factor * len(real), args.time_cap)
+        caps = Caps(args.budget_factor * len(real), args.time_cap, args.delay)
         root = before if label == "before" else ROOT
         cmd, cwd, env = LAUNCHERS[label](web, out, caps, root)
         started = time.monotonic()
@@ -311,6 +315,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--budget-factor", type=int, default=4, help="page cap = this x real pages")
     parser.add_argument("--time-cap", type=float, default=240.0, help="CLOSESPIDER_TIMEOUT, s")
     parser.add_argument("--web", default="traps", help="traps, holdout or dealt:SEED")
+    parser.add_argument("--delay", type=float, default=0.0, help="ours: FRONTIER_DELAY, s")
     parser.add_argument("--before-commit", default=BEFORE_COMMIT)
     parser.add_argument("--before-root", default="", help="an existing checkout to run as before")
     args = parser.parse_args(argv)
