@@ -11,7 +11,9 @@ After the checkpoint, ``parse`` leaves the page's outcome for the frontier in
 ``response.meta["frontier_outcome"]`` (its URL pattern's score learns from it):
 "new" (a 2xx of unique content), "duplicate" (an exact or near duplicate, or a
 copy of another page's template: the content pipeline's TEMPLATE_COPY_META), "copy"
-(a duplicate of a page of its own URL pattern: that page was no new content either),
+(a duplicate of a page of its own URL pattern: that page was no new content either;
+a template copy of a page with the same path pattern on another host is one too: one
+site's software serving two hosts, whose first page on this host was the template),
 "soft_404", or "unchanged" (a re-crawl found the same copy: same body or main
 text, or a 304). Other statuses, released pages and probes carry none: the
 frontier sees the status itself.
@@ -315,7 +317,8 @@ def frontier_outcome(item: PageItem, meta: dict[str, Any] | None = None) -> str 
         return "soft_404"
     if item.get("change") == "unchanged":
         return "unchanged"
-    original = item.get("duplicate_of") or (meta or {}).get(TEMPLATE_COPY_META)
+    exact = item.get("duplicate_of")
+    original = exact or (meta or {}).get(TEMPLATE_COPY_META)
     if original:
         # Neutral when the first copy was a longer spelling of this URL (blames).
         url = item.get("url")
@@ -323,10 +326,17 @@ def frontier_outcome(item: PageItem, meta: dict[str, Any] | None = None) -> str 
             return "duplicate"
         if not blames(url, original):
             return None
-        same = url_patterns(url).fine == url_patterns(original).fine
-        return "copy" if same else "duplicate"
+        mine, theirs = url_patterns(url).fine, url_patterns(original).fine
+        if mine == theirs or (not exact and _path_of(mine) == _path_of(theirs)):
+            return "copy"
+        return "duplicate"
     status = item.get("status") or 0
     return "new" if 200 <= status < 300 else None
+
+
+def _path_of(fine: str) -> str:
+    """A fine pattern without its host: /diary?d of indigo.test/diary?d."""
+    return fine[fine.find("/") :]
 
 
 def parse_headers(response: Response) -> dict[str, list[str]]:

@@ -20,7 +20,7 @@ from scrapy.utils.test import get_crawler
 import crawlproj.spiders.web as web
 from crawlproj.checkpoint import checkpoint_for
 from crawlproj.items import PageItem, is_exact_duplicate
-from crawlproj.pipelines.content import ContentDedupPipeline
+from crawlproj.pipelines.content import TEMPLATE_COPY_META, ContentDedupPipeline
 from crawlproj.pipelines.metadata import MetadataPipeline
 from crawlproj.pipelines.soft404 import Soft404Pipeline
 from crawlproj.pipelines.store import PageStorePipeline
@@ -264,6 +264,16 @@ def test_frontier_outcome_of_each_kind_of_row() -> None:
     assert frontier_outcome(grown) == "copy"
     other = PageItem(status=200, url="http://h.test/b/x", duplicate_of="http://h.test/a")
     assert frontier_outcome(other) == "duplicate"
+    # A template copy of the same path pattern on another host (one site's software on
+    # two hosts: its first page here was the template too) is a copy; an exact
+    # duplicate there (a mirror) stays a duplicate.
+    meta = {TEMPLATE_COPY_META: "http://a.test/diary?d=20240105"}
+    day = PageItem(status=200, url="http://b.test/diary?d=20240108")
+    assert frontier_outcome(day, meta) == "copy"
+    elsewhere = PageItem(status=200, url="http://b.test/agenda?d=20240108")
+    assert frontier_outcome(elsewhere, meta) == "duplicate"
+    mirror = PageItem(status=200, url="http://b.test/page/3", duplicate_of="http://a.test/page/3")
+    assert frontier_outcome(mirror) == "duplicate"
     assert frontier_outcome(PageItem(status=204)) == "new"
     assert frontier_outcome(PageItem(status=404)) is None
     assert frontier_outcome(PageItem(status=500)) is None
