@@ -93,7 +93,8 @@ def _merge_runs(out: str) -> str:
         if len(segment) > _LONG_SEGMENT:
             segment = "<L>"
         this = segment.replace("<N>", "")
-        if segments and this == stem and segment:
+        # The root ('' before the first "/") is no segment: /2024/05 is not a run of it.
+        if len(segments) > 1 and this == stem and segment:
             if not segments[-1].endswith("+"):
                 segments[-1] += "+"
             continue
@@ -176,9 +177,10 @@ def family_of(fine: str) -> str:
     one shop engine makes them all, and a family per listing (/shop/shoes/f/<W>/) cost
     ~6 fetches a category before its own evidence closed it.
 
-    A subdomain's URL has a second family, space-separated: its fine pattern under
-    "*.<registered domain>" (domains.py), which the pages of every host under that
-    domain judge together: a wildcard-DNS trap is a new host per URL."""
+    A subdomain's URL has a second family, space-separated: its siblings' pattern (or
+    its fine pattern where it has none) under "*.<registered domain>" (domains.py),
+    which the pages of every host under that domain judge together: a wildcard-DNS trap
+    is a new host per URL."""
     family = _FAMILIES.get(fine)
     if family is None:
         family = remember(_FAMILIES, fine, _family(fine))
@@ -194,7 +196,10 @@ def _family(fine: str) -> str:
     siblings = _siblings(fine)
     if domain == host:
         return siblings
-    across = f"*.{domain}{fine[slash:]}"
+    # The siblings' path where there is one: a record per directory of the domain, not
+    # per page (a docs.example.org of word slugs would spend its pattern room on them).
+    kin = siblings or fine
+    across = f"*.{domain}{kin[kin.find('/') :]}"
     return f"{siblings} {across}" if siblings else across
 
 

@@ -31,7 +31,10 @@ def test_a_subdomains_url_has_a_family_across_its_domain() -> None:
     p = url_patterns("http://w3f9a1.farm.test/")
     assert families(p.family) == ["*.farm.test/"]
     q = url_patterns("http://www.shop.test/shop/shoes/?page=2")
-    assert families(q.family) == ["www.shop.test/shop/<W>/?page", "*.shop.test/shop/shoes/?page"]
+    assert families(q.family) == ["www.shop.test/shop/<W>/?page", "*.shop.test/shop/<W>/?page"]
+    # A record per directory of the domain, not per page of word slugs.
+    a, b = (url_patterns(f"http://docs.py.test/library/{n}.html") for n in ("re", "os"))
+    assert a.family == b.family == "docs.py.test/library/<W> *.py.test/library/<W>"
 
 
 def test_the_domains_own_host_and_separate_sites_have_none() -> None:

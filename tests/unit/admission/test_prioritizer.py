@@ -95,6 +95,10 @@ def test_seed_home_and_sitemap_urls_beat_depth_five_links() -> None:
         ("http://h.test/s/3f2a9c0e4b5d6a7f8e9d/view", "h.test/s/<H>/view"),
         ("http://h.test/q/" + "x" * 80, "h.test/q/<L>"),
         ("http://h.test", "h.test/"),
+        # A number right under the root is a segment like any (it once merged into the
+        # root: "h.test+/", one pattern for every path that starts with a number).
+        ("http://h.test/2024/01/05/", "h.test/<N>+/"),
+        ("http://h.test/3/library/re.html", "h.test/<N>/library/re.html"),
     ],
 )
 def test_patterns_abstract_numbers_tokens_and_query_values(url: str, fine: str) -> None:
