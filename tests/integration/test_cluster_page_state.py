@@ -78,8 +78,11 @@ def test_per_page_state_spreads_over_the_masters(cluster: LocalCluster, tmp_path
         print(
             what, "per master, per-page families:", spread, "all but the crawl's tag:", everything
         )
-        assert max(spread) <= 1.2 * min(spread), (what, spread)
-        assert max(everything) <= 1.2 * min(everything), (what, everything)
+        # A failure names every family's count per master: which one skewed (once,
+        # [377, 311, 291] in CI, where ~840 pages' docs split by crc32 cannot alone).
+        families = [dict(m[what]) for m in masters]
+        assert max(spread) <= 1.2 * min(spread), (what, spread, families)
+        assert max(everything) <= 1.2 * min(everything), (what, everything, families)
     rest = [sharded(m["bytes"]) for m in masters]
     print("bytes per master but Bloom bitmaps and the crawl's tag:", rest)
     assert max(rest) <= 1.2 * min(rest), rest
