@@ -7,7 +7,10 @@ every worker (extensions/content/soft404_states.py):
 
 - nobody claimed it: this worker claims it with the page's words as the
   reference, and when the claim is won the spider sends the origin's probe
-  (response.meta SEND_PROBE_META); the page itself goes unchecked;
+  (response.meta SEND_PROBE_META); the page itself goes unchecked. Unless the
+  page is a duplicate or a template copy of another page: then the claim waits
+  for the origin's first page of its own (a wildcard-DNS trap's made-up hosts,
+  a mirror, serve nothing but copies, and a probe each doubled their cost);
 - claimed, the probe not answered yet: unchecked (``soft_404`` None);
 - honest (the probe got a non-200): ``soft_404`` false;
 - soft: compared with the answer (extensions/content/soft404.py ``judge``).
@@ -27,7 +30,8 @@ Stats: content/soft404/probes (probe answers), content/soft404/hosts_with_soft40
 (probes answered 200), content/soft404/detected, content/soft404/checked (compared,
 not a soft-404), content/soft404/honest (page of an honest origin),
 content/soft404/claimed (this page's origin is to be probed),
-content/soft404/unchecked (its probe has not answered), content/soft404/redis_error.
+content/soft404/unchecked (its probe has not answered), content/soft404/deferred (a
+copy did not claim its unclaimed origin), content/soft404/redis_error.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ from scrapy.http import TextResponse
 
 from crawlproj.checkpoint import checkpoint_for
 from crawlproj.items import PageItem
+from crawlproj.pipelines.content import TEMPLATE_COPY_META
 from crawlproj.pipelines.signature import response_page_text
 from extensions.config import Setting, Table, between, read
 from extensions.content.fingerprint import content_hash
@@ -128,8 +133,9 @@ class Soft404Checker:
         if self.states is None or not _comparable(response, item.get("content_type")):
             return
         duplicate = bool(item.get("duplicate_of"))
+        copy = duplicate or bool(response.meta.get(TEMPLATE_COPY_META))
         body_hash = item.get("content_hash") or ""
-        check = await self._run(self._judge, response, item["url"], duplicate, body_hash)
+        check = await self._run(self._judge, response, item["url"], copy, duplicate, body_hash)
         item["soft_404"] = check.soft_404
         if check.send_probe:
             response.meta[SEND_PROBE_META] = True
@@ -178,13 +184,18 @@ class Soft404Checker:
         logger.debug("Soft-404s on %s: the probe %s answered 200", origin, probed)
         return Check(("probes", "hosts_with_soft404"))
 
-    def _judge(self, response: Response, url: str, duplicate: bool, body_hash: str) -> Check:
-        """A 200 HTML page (url: as requested, before redirects; body_hash: its
-        content_hash, the content pipeline's)."""
+    def _judge(
+        self, response: Response, url: str, copy: bool, duplicate: bool, body_hash: str
+    ) -> Check:
+        """A 200 HTML page (url: as requested, before redirects; copy: a duplicate or a
+        template copy of another page; body_hash: its content_hash, the content
+        pipeline's)."""
         assert self.states is not None and isinstance(response, TextResponse)
         origin = origin_of(response.url)
         state = self.states.get(origin)
         if state is None:
+            if copy:
+                return Check(("deferred",))
             won = self.states.claim(origin, reference_words(response.text, response.url))
             return Check(("claimed",) if won else ("unchecked",), send_probe=won)
         if state.kind == CLAIMED:

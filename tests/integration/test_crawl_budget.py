@@ -39,7 +39,8 @@ MAX_HOLDOUT_TRAP_SHARE = 0.2
 MAX_DEALT_FACETS = 60
 # Requests to made-up subdomains before their family across farm.test closes: 18 in a
 # measured crawl, 9 hosts' page and soft-404 probe (3 bad pages judge the family; the
-# rest were leased before its verdict came back at delay 0).
+# rest were leased before its verdict came back at delay 0); 11 once a copy no longer
+# claimed its origin for a probe.
 MAX_SUBDOMAIN_PAGES = 30
 
 

@@ -153,6 +153,26 @@ def test_the_first_page_of_an_origin_sends_its_probe_once(crawl: Crawl) -> None:
     assert crawl.stat("crawlproj/soft404/probes_sent") == 1
 
 
+def test_an_origin_whose_first_page_is_a_copy_waits_for_one_of_its_own(crawl: Crawl) -> None:
+    """A mirror's (or a made-up subdomain's) copy does not claim its origin: no probe
+    for an origin that has shown nothing of its own yet."""
+    mirror = "http://mirror.test"
+    home = corpus.home("divs")
+
+    async def steps(c: Crawl) -> tuple[Any, ...]:
+        await c.page(f"{ORIGIN}/", home)
+        _copy, copied = await c.page(f"{mirror}/", home)
+        _own, own = await c.page(f"{mirror}/contact", corpus.real_pages("divs")["contact"])
+        return copied, own
+
+    copied, own = crawl.run(steps)
+    assert probes(copied) == []
+    (probe,) = probes(own)
+    assert probe.url.startswith(f"{mirror}/")
+    assert crawl.stat("content/soft404/deferred") == 1
+    assert crawl.stat("content/soft404/claimed") == 2
+
+
 def test_soft_404s_are_marked_not_stored_and_lead_nowhere(crawl: Crawl) -> None:
     async def steps(c: Crawl) -> tuple[Any, ...]:
         await c.page(f"{ORIGIN}/", corpus.home("divs"))
