@@ -57,7 +57,7 @@ from crawlproj.page_tokens import PageTokenConfig, cut_page_tokens
 from crawlproj.pipelines.content import TEMPLATE_COPY_META
 from crawlproj.pipelines.soft404 import Soft404Checker, soft404_checker
 from crawlproj.seeds import SeedLine, read_seed_arg
-from extensions.admission.patterns import url_patterns
+from extensions.admission.patterns import pattern_path, url_patterns
 from extensions.admission.recent import count_repeat, recent_links_of
 from extensions.content.soft404 import SEND_PROBE_META, probe_url
 from extensions.content.template import blames
@@ -327,16 +327,11 @@ def frontier_outcome(item: PageItem, meta: dict[str, Any] | None = None) -> str 
         if not blames(url, original):
             return None
         mine, theirs = url_patterns(url).fine, url_patterns(original).fine
-        if mine == theirs or (not exact and _path_of(mine) == _path_of(theirs)):
+        if mine == theirs or (not exact and pattern_path(mine) == pattern_path(theirs)):
             return "copy"
         return "duplicate"
     status = item.get("status") or 0
     return "new" if 200 <= status < 300 else None
-
-
-def _path_of(fine: str) -> str:
-    """A fine pattern without its host: /diary?d of indigo.test/diary?d."""
-    return fine[fine.find("/") :]
 
 
 def parse_headers(response: Response) -> dict[str, list[str]]:

@@ -3,9 +3,9 @@
 Trap feedback counts per host, and a wildcard-DNS trap (every name under a domain
 answers, and its pages link made-up names: w3f9a1.farm.test) is a new host per URL, so
 nothing learnt per host ever closes it. Hosts under one registered domain are one
-owner's; patterns.family_of gives a subdomain's URL a second family, its fine
-pattern with the host replaced by "*.<registered domain>", which every subdomain's
-pages judge together.
+owner's; patterns.family_of gives a subdomain's URL a second family, its siblings'
+pattern (or its fine one where it has none) with the host replaced by
+"*.<registered domain>", which every subdomain's pages judge together.
 
 The Public Suffix List is tldextract's bundled snapshot (a Scrapy dependency), never
 fetched: a crawl makes no request it was not asked for. Its private section counts, so

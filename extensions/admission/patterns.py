@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 from extensions.admission.domains import registered_domain
 from extensions.admission.filters import split_absolute
-from extensions.admission.memo import remember
+from extensions.admission.memo import recall, remember
 from extensions.admission.path_facets import facet_run, marker
 
 _DIGITS = re.compile(r"[0-9]+")
@@ -161,6 +161,11 @@ def url_patterns(url: str | UrlParts) -> UrlPatterns:
     return UrlPatterns(fine, coarse, host_wide, path_key, family_of(fine))
 
 
+def pattern_path(pattern: str) -> str:
+    """A pattern without its host: /diary?d of indigo.test/diary?d."""
+    return pattern[pattern.find("/") :]
+
+
 def families(family: str) -> list[str]:
     """The families a UrlPatterns.family names (family_of joins them by a space)."""
     return family.split(" ") if family else []
@@ -181,10 +186,7 @@ def family_of(fine: str) -> str:
     its fine pattern where it has none) under "*.<registered domain>" (domains.py),
     which the pages of every host under that domain judge together: a wildcard-DNS trap
     is a new host per URL."""
-    family = _FAMILIES.get(fine)
-    if family is None:
-        family = remember(_FAMILIES, fine, _family(fine))
-    return family
+    return recall(_FAMILIES, fine, _family)
 
 
 def _family(fine: str) -> str:
@@ -198,8 +200,7 @@ def _family(fine: str) -> str:
         return siblings
     # The siblings' path where there is one: a record per directory of the domain, not
     # per page (a docs.example.org of word slugs would spend its pattern room on them).
-    kin = siblings or fine
-    across = f"*.{domain}{kin[kin.find('/') :]}"
+    across = f"*.{domain}{pattern_path(siblings or fine)}"
     return f"{siblings} {across}" if siblings else across
 
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from extensions.admission.growth import grows
-from extensions.admission.path_facets import facet_run, refines
+from extensions.admission.path_facets import NO_RUN, FacetRun, facet_run, refines
 from extensions.admission.patterns import UrlParts, split_url
 from extensions.config import STRINGS, Setting, Table, at_least, between, read
 
@@ -141,7 +141,7 @@ class Prioritizer:
         depth = meta.get("depth", 0)
         if depth:
             base -= c.depth_penalty * int(depth)
-        if parts.query or _may_filter(parts.path):
+        if parts.query or _filter_run(parts.path).segments >= 2:
             base -= self.shape_penalty(parts, parent[1] if parent else None)
         if calendar:
             base -= c.calendar_penalty
@@ -184,7 +184,7 @@ class Prioritizer:
         the path (path_facets.py): the facet cap counts it."""
         if not parts.names.isdisjoint(self._facets):
             return True
-        return _may_filter(parts.path) and facet_run(parts.path).segments >= 2
+        return _filter_run(parts.path).segments >= 2
 
     def shape_penalty(self, url: str | UrlParts, parent_url: str | None) -> float:
         """Per query parameter, more per facet/sort/session name, more again when the
@@ -200,9 +200,9 @@ class Prioritizer:
             penalty += c.facet_penalty * len(names & self._facets)
             if parent_url and _refines(parts, parent_url):
                 penalty += c.refine_penalty
-        run = facet_run(parts.path) if _may_filter(parts.path) else None
+        run = _filter_run(parts.path)
         # One segment may be a slug ("style-guide"): only a run of filters is scored.
-        if run is not None and run.segments >= 2:
+        if run.segments >= 2:
             penalty += (c.param_penalty + c.facet_penalty) * run.segments
             if parent_url and refines(run, self._split_parent(parent_url).path):
                 penalty += c.refine_penalty
@@ -232,10 +232,13 @@ def is_calendar(url: str | UrlParts) -> bool:
     return "-" in parts.query and _DATE_VALUE.search(parts.query) is not None
 
 
-def _may_filter(path: str) -> bool:
-    """Cheap pre-check for facet_run: a filter segment needs a separator and no dot."""
+def _filter_run(path: str) -> FacetRun:
+    """facet_run behind a cheap pre-check: a filter segment needs a separator and no dot
+    (most paths skip the memo and its regex)."""
     last = path.rstrip("/").rpartition("/")[2]
-    return "." not in last and any(sep in last for sep in "-_:=~")
+    if "." in last or not any(sep in last for sep in "-_:=~"):
+        return NO_RUN
+    return facet_run(path)
 
 
 def _refines(parts: UrlParts, parent_url: str) -> bool:
