@@ -49,6 +49,12 @@ if TYPE_CHECKING:
     from extensions.robots.gate import RobotsGate
 
 
+# Redirects within one chain to another spelling of the same canonical URL that are
+# followed (Admission._same_document): one is a session token added, a second one a
+# token replaced once more (an expired session's new one).
+SAME_DOCUMENT_HOPS = 2
+
+
 class Rejected(ValueError):
     """The request cannot enter the frontier; `reason` names the stats counter."""
 
@@ -158,10 +164,14 @@ class Admission:
             walk = self.prioritizer.ends_walk(meta, parts, calendar, score)
             if walk:
                 raise Rejected(walk)
-        record = encode_request(
-            request, spider, keep_referer=self.keep_referer, url=canonical, score=score
-        )
         filtered = not request.dont_filter
+        fetch_url = canonical
+        if self._same_document(meta, canonical):
+            # Fetched as the server spelled it: the canonical spelling is what redirected.
+            filtered, fetch_url = False, request.url
+        record = encode_request(
+            request, spider, keep_referer=self.keep_referer, url=fetch_url, score=score
+        )
         patterns = self._pattern_fields(parts) if filtered else NO_PATTERNS
         return AdmitItem(
             seen_key=seen_key(canonical) if filtered else "",
@@ -178,6 +188,23 @@ class Admission:
             seed=not meta.get("depth") and source_of(meta) == "seed",
             number=number_of(parts) if filtered else -1,
         )
+
+    def _same_document(self, meta: dict[str, Any], canonical: str) -> bool:
+        """Whether a redirect leads to another spelling of a URL of its own chain: a
+        session token the server adds to the path (ASP.NET's cookieless `/(S(...))/`,
+        Java's `;jsessionid=` on the first visit) or takes away. It is the document
+        the chain's lease was for, not a URL seen before: URL-seen would drop it, and
+        with it every page of a site that redirects its first visit. Rejected
+        (redirect_loop) past SAME_DOCUMENT_HOPS such hops: a server that answers every
+        spelling with a redirect."""
+        chain = meta.get("redirect_urls")
+        if not chain:
+            return False
+        canonicalize = self.canonicalizer.canonicalize
+        hops = sum(1 for url in chain if canonicalize(url) == canonical)
+        if hops > SAME_DOCUMENT_HOPS:
+            raise Rejected("redirect_loop")
+        return hops > 0
 
     def _check(self, canonical: str, parts: UrlParts, depth: int) -> None:
         """Rejected by the URL filters, the block rules or a cached robots verdict."""

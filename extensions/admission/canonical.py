@@ -62,6 +62,12 @@ DEFAULT_SESSION_PARAMS: tuple[str, ...] = (
     "sessionid",
 )
 
+# ASP.NET's cookieless state: a path segment of letter(value) pairs in parentheses,
+# `/(S(lit3py55t21z5v55vlm25s55))/`, `/(X(1)S(...))/`, `/(A(...)S(...)F(...))/` (session,
+# anonymous id, forms ticket), anywhere under the application's root. Dropped with the
+# session parameters: every visit without a cookie mints a new one.
+_ASPNET_TOKEN = re.compile(r"/\((?:[A-Za-z]\([A-Za-z0-9_\-!*.]*\))+\)(?=/|$)")
+
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _SCHEME_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
 # WHATWG strips leading/trailing C0 controls and spaces, and drops tabs/newlines anywhere.
@@ -241,7 +247,7 @@ class Canonicalizer:
             canon_authority = _canon_authority(authority, scheme)
             if canon_authority is None:
                 return None
-            if query or ";" in path or "/." in path:
+            if query or ";" in path or "/." in path or "(" in path:
                 return self._assemble(scheme, canon_authority, path, query or "")
             return f"{scheme}://{canon_authority}{path}"  # its path is already canonical
         url = url.strip(_STRIP_CHARS)
@@ -308,8 +314,11 @@ class Canonicalizer:
             return "/"
         if not _PATH_OK(path):
             path = _PATH_FIX.sub(_fix_escape, path)
-        if self._strips_path_params and ";" in path:
-            path = self._strip_path_params(path)
+        if self._strips_path_params:
+            if ";" in path:
+                path = self._strip_path_params(path)
+            if "(" in path:
+                path = _ASPNET_TOKEN.sub("", path) or "/"
         # After decoding, so "%2E%2E" counts as ".." (RFC 3986 6.2.2 order, and browsers).
         if "/." in path:
             path = _remove_dot_segments(path)

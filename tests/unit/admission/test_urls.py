@@ -142,6 +142,16 @@ CASES: list[tuple[str, str | None, str | None]] = [
     ("http://example.com/a;JSESSIONID=ABC/b;v=1", None, "http://example.com/a/b;v=1"),
     ("http://example.com/a;x=1;jsessionid=Z;y=2", None, "http://example.com/a;x=1;y=2"),
     ("http://example.com/a/..;jsessionid=1/b", None, "http://example.com/b"),
+    # ASP.NET's cookieless state in the path: session, detection flag, anonymous id, ticket
+    ("http://example.com/(S(lit3py55t21z5v55vlm25s55))/a.aspx", None, "http://example.com/a.aspx"),
+    ("http://example.com/app/(X(1)S(x1y2))/b.aspx?q=1", None, "http://example.com/app/b.aspx?q=1"),
+    ("http://example.com/(A(aB-_9)S(s0)F(f!*.))/c", None, "http://example.com/c"),
+    ("http://example.com/(S(abc))", None, "http://example.com/"),
+    ("page2.aspx", "http://example.com/(S(abc))/page1.aspx", "http://example.com/page2.aspx"),
+    # parentheses that are not that state stay
+    ("http://example.com/w/Set_(maths)", None, "http://example.com/w/Set_(maths)"),
+    ("http://example.com/(S(abc))x/", None, "http://example.com/(S(abc))x/"),
+    ("http://example.com/(draft)/a", None, "http://example.com/(draft)/a"),
 ]
 
 
@@ -171,6 +181,8 @@ def test_custom_param_lists() -> None:
     assert canonicalize(url, tracking_params=["ref"]) == "http://example.com/a?utm_source=x"
     assert "utm_*" in DEFAULT_TRACKING_PARAMS
     assert "jsessionid" in DEFAULT_SESSION_PARAMS
+    # No session parameters: ASP.NET's path state stays too.
+    assert keep_all("http://example.com/(S(abc))/a") == "http://example.com/(S(abc))/a"
 
 
 def test_bad_base() -> None:

@@ -1,0 +1,73 @@
+"""Sites that keep sessions in their paths (session_web.py): every page is crawled once,
+and a server that only ever redirects ends its chain instead of the crawl's budget."""
+
+from __future__ import annotations
+
+import ast
+import re
+from contextlib import ExitStack
+from typing import Any
+
+import pytest
+
+from extensions.admission.canonical import canonicalize
+from scripts.crawlrun import CrawlResult, run_crawl, write_seeds
+from tests.integration.session_web import PAGES, STYLES, SessionWeb
+
+PAGE_STYLES = [style for style in STYLES if style != "loop"]
+
+
+def stats_of(result: CrawlResult) -> dict[str, Any]:
+    match = re.search(r"Dumping Scrapy stats:\n(\{.*?\})\n", result.log, re.S)
+    assert match, "no stats in the crawl log"
+    return ast.literal_eval(re.sub(r"datetime\.datetime\([^)]*\)", "None", match.group(1)))
+
+
+@pytest.fixture(scope="module")
+def crawled(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    tmp = tmp_path_factory.mktemp("sessions")
+    with ExitStack() as stack:
+        webs = {style: stack.enter_context(SessionWeb(style)) for style in STYLES}
+        hosts = {web.host: web.address for web in webs.values()}
+        settings = {"DNS_HOSTS_MAP": hosts, "FRONTIER_DELAY": 0.0}
+        seeds = write_seeds(tmp / "seeds.txt", [web.url("/") for web in webs.values()])
+        result = run_crawl(seeds, tmp / "data", settings, timeout=180)
+    return {"result": result, "webs": webs}
+
+
+def pages_of(web: SessionWeb, rows: list[dict[str, Any]]) -> list[str]:
+    """The canonical paths of the web's rows of a page (status 200)."""
+    base = web.url("")
+    return [
+        (canonicalize(row["url"]) or "").removeprefix(base)
+        for row in rows
+        if row["url"].startswith(base) and row["status"] == 200
+    ]
+
+
+def test_the_crawl_ends_by_itself(crawled) -> None:
+    result = crawled["result"]
+    assert result.returncode == 0, result.log[-3000:]
+    assert "Traceback" not in result.log, result.log[-3000:]
+
+
+@pytest.mark.parametrize("style", PAGE_STYLES)
+def test_every_page_is_crawled_once(crawled, style: str) -> None:
+    web: SessionWeb = crawled["webs"][style]
+    pages = pages_of(web, crawled["result"].items)
+    app = "/app" if style == "aspnet-app" else ""
+    # The home page's row is the seed's: "/", wherever its redirects led.
+    assert sorted(pages) == sorted(["/", *(f"{app}/p{n}" for n in range(1, PAGES))])
+    fetched = [path for path, status in web.requests if status == 200 and "robots" not in path]
+    # Each page's body once (and the soft-404 probe's answer, if the host had one).
+    assert len(fetched) <= PAGES + 1, sorted(fetched)
+    # A page costs its redirect at most: the tokenless spelling goes out, the server
+    # adds its token. On top: robots.txt, the probe and its redirects, and for the
+    # virtual directory the home page's hop to it.
+    assert len(web.requests) <= 2 * PAGES + 6, web.requests
+
+
+def test_a_server_that_only_redirects_costs_a_few_requests(crawled) -> None:
+    web: SessionWeb = crawled["webs"]["loop"]
+    assert len(web.requests) <= 10, web.requests
+    assert stats_of(crawled["result"]).get("frontier/rejected/redirect_loop", 0) >= 1
