@@ -59,6 +59,7 @@ from crawlproj.pipelines.soft404 import Soft404Checker, soft404_checker
 from crawlproj.seeds import SeedLine, read_seed_arg
 from extensions.admission.patterns import pattern_path, url_patterns
 from extensions.admission.recent import count_repeat, recent_links_of
+from extensions.admission.records import CANONICAL_META
 from extensions.content.soft404 import SEND_PROBE_META, probe_url
 from extensions.content.template import blames
 from extensions.pagestore.protocol import StoreUnavailable
@@ -286,8 +287,11 @@ class WebSpider(scrapy.Spider):
 
     def page_item(self, response: Response) -> PageItem:
         redirects = response.meta.get("redirect_urls") or []
+        # The document's URL: its chain's first, or its canonical URL where the request
+        # went out with a session token in its path (admit.py).
+        url = redirects[0] if redirects else response.meta.get(CANONICAL_META) or response.url
         return PageItem(
-            url=redirects[0] if redirects else response.url,
+            url=url,
             final_url=response.url,
             status=response.status,
             fetched_at=datetime.now(UTC).isoformat(timespec="milliseconds"),

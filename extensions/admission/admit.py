@@ -36,7 +36,13 @@ from extensions.admission.prioritizer import (
     is_calendar,
     source_of,
 )
-from extensions.admission.records import NO_PATTERNS, AdmitItem, encode_request, mark_recrawl
+from extensions.admission.records import (
+    CANONICAL_META,
+    NO_PATTERNS,
+    AdmitItem,
+    encode_request,
+    mark_recrawl,
+)
 from extensions.config import STRINGS, Setting, Table, at_least, read
 from extensions.dns.policy import AddressRefused
 
@@ -165,10 +171,8 @@ class Admission:
             if walk:
                 raise Rejected(walk)
         filtered = not request.dont_filter
-        fetch_url = canonical
-        if self._same_document(meta, canonical):
-            # Fetched as the server spelled it: the canonical spelling is what redirected.
-            filtered, fetch_url = False, request.url
+        fetch_url, same_document = self._fetch_url(request, canonical)
+        filtered = filtered and not same_document
         record = encode_request(
             request, spider, keep_referer=self.keep_referer, url=fetch_url, score=score
         )
@@ -188,6 +192,27 @@ class Admission:
             seed=not meta.get("depth") and source_of(meta) == "seed",
             number=number_of(parts) if filtered else -1,
         )
+
+    def _fetch_url(self, request: Request, canonical: str) -> tuple[str, bool]:
+        """(the URL the request goes out as, whether it is a same-document redirect). The
+        canonical URL, except where the server's spelling carries a session in its path:
+        a redirect to its own URL's other spelling goes as redirected (the canonical one
+        is what redirected), a link as linked but canonical otherwise. Either way
+        meta[CANONICAL_META] keeps the canonical URL, for feedback and the row."""
+        url, meta = request.url, request.meta
+        meta.pop(CANONICAL_META, None)  # a redirect's copy of its source's meta
+        same_document = self._same_document(meta, canonical)
+        if same_document:
+            fetch_url = url
+        elif "(" in url or ";" in url:
+            fetch_url = self.canonicalizer.with_path_session(url) or canonical
+            if self.noise and fetch_url != canonical:
+                fetch_url = strip_params(fetch_url, self.noise)
+        else:
+            return canonical, False
+        if fetch_url != canonical:
+            meta[CANONICAL_META] = canonical
+        return fetch_url, same_document
 
     def _same_document(self, meta: dict[str, Any], canonical: str) -> bool:
         """Whether a redirect leads to another spelling of a URL of its own chain: a

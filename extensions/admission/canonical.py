@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import ipaddress
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from urllib.parse import unquote
 
 import idna  # IDNA 2008 + UTS #46; a Scrapy dependency (via tldextract)
@@ -27,6 +27,12 @@ from extensions.admission.filters import (
     UrlFilter,
     compile_block_rules,
     host_of,
+)
+from extensions.admission.url_params import (
+    DEFAULT_SESSION_PARAMS,
+    DEFAULT_TRACKING_PARAMS,
+    param_matcher,
+    strip_aspnet_state,
 )
 
 __all__ = [
@@ -40,33 +46,6 @@ __all__ = [
     "compile_block_rules",
     "host_of",
 ]
-
-# Names are matched case-insensitively; a trailing "*" makes a prefix match.
-DEFAULT_TRACKING_PARAMS: tuple[str, ...] = (
-    "utm_*",
-    "fbclid",
-    "gclid",
-    "dclid",
-    "msclkid",
-    "mc_cid",
-    "mc_eid",
-    "_ga",
-    "yclid",
-)
-# "aspsessionid*": classic ASP names it ASPSESSIONIDXXXXXXXX (random suffix).
-DEFAULT_SESSION_PARAMS: tuple[str, ...] = (
-    "sid",
-    "jsessionid",
-    "phpsessid",
-    "aspsessionid*",
-    "sessionid",
-)
-
-# ASP.NET's cookieless state: a path segment of letter(value) pairs in parentheses,
-# `/(S(lit3py55t21z5v55vlm25s55))/`, `/(X(1)S(...))/`, `/(A(...)S(...)F(...))/` (session,
-# anonymous id, forms ticket), anywhere under the application's root. Dropped with the
-# session parameters: every visit without a cookie mints a new one.
-_ASPNET_TOKEN = re.compile(r"/\((?:[A-Za-z]\([A-Za-z0-9_\-!*.]*\))+\)(?=/|$)")
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _SCHEME_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
@@ -207,19 +186,6 @@ def _canon_authority(authority: str, scheme: str) -> str | None:
     return canon if number == _DEFAULT_PORTS[scheme] else f"{canon}:{number}"
 
 
-def _param_matcher(names: Iterable[str]) -> Callable[[str], bool]:
-    exact = frozenset(n.lower() for n in names if not n.endswith("*"))
-    prefixes = tuple(n[:-1].lower() for n in names if n.endswith("*"))
-    if not exact and not prefixes:
-        return lambda name: False
-
-    def matches(name: str) -> bool:
-        name = name.lower()
-        return name in exact or (bool(prefixes) and name.startswith(prefixes))
-
-    return matches
-
-
 class Canonicalizer:
     """Canonicalizes URLs with parameter lists read once (from settings)."""
 
@@ -230,11 +196,12 @@ class Canonicalizer:
     ) -> None:
         self.tracking_params = tuple(tracking_params)
         self.session_params = tuple(session_params)
-        self._drop = _param_matcher(self.tracking_params + self.session_params)
-        self._drop_path = _param_matcher(self.session_params)
+        self._drop = param_matcher(self.tracking_params + self.session_params)
+        self._drop_path = param_matcher(self.session_params)
         self._strips_path_params = bool(self.session_params)
         # Pages yield many links against one base: parse each base once.
         self._base_parts = functools.lru_cache(maxsize=1024)(self._parse_base)
+        self._keeps_path_sessions: Canonicalizer | None = None  # with_path_session's
 
     def __call__(self, url: str, base: str | None = None) -> str | None:
         return self.canonicalize(url, base)
@@ -272,6 +239,18 @@ class Canonicalizer:
         if head.startswith("//"):
             return self._absolute(scheme, head, query, base)
         return self._relative(head, has_query, query, base)
+
+    def with_path_session(self, url: str) -> str | None:
+        """canonicalize(url), but with the session state in its path kept (`;jsessionid=`,
+        ASP.NET's `/(S(...))/`): the spelling its request goes out as. A server that keeps
+        sessions in paths answers the tokenless spelling with a redirect to a new session;
+        the linked one it serves (admit.py)."""
+        twin = self._keeps_path_sessions
+        if twin is None:
+            twin = Canonicalizer(self.tracking_params, self.session_params)
+            twin._strips_path_params = False
+            self._keeps_path_sessions = twin
+        return twin.canonicalize(url)
 
     def _absolute(self, scheme: str, head: str, query: str, base: str | None) -> str | None:
         if not scheme:  # protocol-relative: take the scheme of the base
@@ -318,7 +297,7 @@ class Canonicalizer:
             if ";" in path:
                 path = self._strip_path_params(path)
             if "(" in path:
-                path = _ASPNET_TOKEN.sub("", path) or "/"
+                path = strip_aspnet_state(path)
         # After decoding, so "%2E%2E" counts as ".." (RFC 3986 6.2.2 order, and browsers).
         if "/." in path:
             path = _remove_dot_segments(path)

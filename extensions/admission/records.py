@@ -33,6 +33,11 @@ if TYPE_CHECKING:
     from scrapy import Spider
 
 # Meta keys that describe one attempt, not the request: recomputed on every lease.
+# The canonical URL of a record fetched under another spelling (a session token kept in
+# its path, or a redirect's): the document's identity for trap feedback and its row. Not
+# transient: the record carries it to the lease.
+CANONICAL_META = "frontier_canonical"
+
 TRANSIENT_META = frozenset(
     {
         "download_slot",

@@ -21,6 +21,7 @@ from scrapy.utils.defer import deferred_from_coro
 
 from extensions.admission.filters import host_of
 from extensions.admission.patterns import number_of, split_url, url_patterns
+from extensions.admission.records import CANONICAL_META
 from extensions.frontier.core import DownloadEvent
 from extensions.frontier.session import SchedulerSetup, open_session
 
@@ -185,7 +186,8 @@ def page_ack(request: Request, lease_id: str, at: float) -> DownloadEvent:
     outcome = "not_found" if status in NOT_FOUND else request.meta.get("frontier_outcome")
     if outcome is None or request.dont_filter:
         return DownloadEvent("ack", lease_id, at)
-    parts = split_url(request.url)
+    # The document's canonical URL where it went out under another spelling (admit.py).
+    parts = split_url(request.meta.get(CANONICAL_META) or request.url)
     p = url_patterns(parts)
     return DownloadEvent(
         "ack",

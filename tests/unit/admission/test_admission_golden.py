@@ -3,8 +3,10 @@ sample (golden_admission.py), frozen before the admission path was made faster.
 
 Records are compared by their fields (parse_record reads both the compact format and
 the JSON the sample was frozen in), so the sample also shows that the compact format
-keeps every field a JSON record had. The one intended difference: meta's
-frontier_priority (it names the front queue at admission) is no longer stored."""
+keeps every field a JSON record had. The intended differences: meta's
+frontier_priority (it names the front queue at admission) is no longer stored, and a URL
+with a session in its path (`;jsessionid=`) goes out with it: its record's URL is the
+linked spelling, the canonical one (the sample's) in meta's frontier_canonical."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from extensions.admission.records import RECRAWL_MARK, parse_record
+from extensions.admission.records import CANONICAL_META, RECRAWL_MARK, parse_record
 from tests.unit.admission.golden_admission import golden
 
 GOLDEN = Path(__file__).parent / "data" / "admission_golden.json"
@@ -29,6 +31,8 @@ def fields(row: list[Any]) -> tuple[Any, ...]:
     parsed = parse_record(record.removeprefix(RECRAWL_MARK))
     meta = parsed.pop("meta", {})
     meta.pop("frontier_priority", None)
+    if CANONICAL_META in meta:
+        parsed["u"] = meta.pop(CANONICAL_META)
     if meta:
         parsed["meta"] = meta
     decoded = (recrawl, sorted(parsed.items()))

@@ -1,0 +1,53 @@
+"""The parameters canonicalization drops (tracking and session), and session state
+servers write into paths. Kept apart from canonical.py so the lists read as a list."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+
+# Names are matched case-insensitively; a trailing "*" makes a prefix match.
+DEFAULT_TRACKING_PARAMS: tuple[str, ...] = (
+    "utm_*",
+    "fbclid",
+    "gclid",
+    "dclid",
+    "msclkid",
+    "mc_cid",
+    "mc_eid",
+    "_ga",
+    "yclid",
+)
+# "aspsessionid*": classic ASP names it ASPSESSIONIDXXXXXXXX (random suffix).
+DEFAULT_SESSION_PARAMS: tuple[str, ...] = (
+    "sid",
+    "jsessionid",
+    "phpsessid",
+    "aspsessionid*",
+    "sessionid",
+)
+
+# ASP.NET's cookieless state: a path segment of letter(value) pairs in parentheses,
+# `/(S(lit3py55t21z5v55vlm25s55))/`, `/(X(1)S(...))/`, `/(A(...)S(...)F(...))/` (session,
+# anonymous id, forms ticket), anywhere under the application's root. Dropped with the
+# session parameters: every visit without a cookie mints a new one.
+_ASPNET_STATE = re.compile(r"/\((?:[A-Za-z]\([A-Za-z0-9_\-!*.]*\))+\)(?=/|$)")
+
+
+def strip_aspnet_state(path: str) -> str:
+    """`path` without ASP.NET's cookieless state segments ("/" if nothing is left)."""
+    return _ASPNET_STATE.sub("", path) or "/"
+
+
+def param_matcher(names: Iterable[str]) -> Callable[[str], bool]:
+    """Whether a parameter name is one of `names` (case-insensitive; "x*": a prefix)."""
+    exact = frozenset(n.lower() for n in names if not n.endswith("*"))
+    prefixes = tuple(n[:-1].lower() for n in names if n.endswith("*"))
+    if not exact and not prefixes:
+        return lambda name: False
+
+    def matches(name: str) -> bool:
+        name = name.lower()
+        return name in exact or (bool(prefixes) and name.startswith(prefixes))
+
+    return matches
