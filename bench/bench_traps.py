@@ -5,7 +5,7 @@ Run by hand from the project root (one crawl at a time, ~2-4 min each):
 
     .venv/bin/python bench/bench_traps.py [--runs ours,stock,before] [--repeats 1]
         [--budget-factor 4] [--time-cap 240] [--before-commit e0bb675 | --before-root DIR]
-        [--web traps | holdout | dealt:SEED] [--delay 0]
+        [--web traps | holdout | dealt:SEED] [--delay 0] [--trap-prose 0] [--canonical-links]
 
 - ours: `scrapy crawl web` in this checkout (FRONTIER_DELAY 0 unless --delay: loopback,
   no DNS retries).
@@ -18,7 +18,12 @@ Run by hand from the project root (one crawl at a time, ~2-4 min each):
 --web holdout crawls WebSpec.traps_holdout() instead: the same trap families dealt out
 to other hosts, sizes and a seed, a web no threshold was chosen on. --web dealt:SEED
 crawls a web dealt at random from those families (scripts/testweb/dealt.py): one more
-web per seed, none looked at before it is run.
+web per seed, none looked at before it is run. --trap-prose N gives every calendar,
+facet, growth, long-URL and /trap/ page N words of its own (WebSpec.trap_prose), as real
+ones list their own events or products: no two are template copies or near duplicates
+then, so content feedback cannot judge them and only the URL rules and budgets can.
+--canonical-links makes every host name each page's canonical URL (HostSpec
+.canonical_links: a filter page its listing, a session copy its token-free page).
 
 Traps never run dry, so every run gets the same caps: CLOSESPIDER_PAGECOUNT = budget-factor
 x the web's real pages and CLOSESPIDER_TIMEOUT = time-cap; a run that hits one did not
@@ -32,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import math
 import os
@@ -239,7 +245,11 @@ def run_one(label: str, name: str, args: argparse.Namespace, paths: tuple[Path, 
     out, before = paths
     out.mkdir(parents=True)
     lifetime = args.time_cap + 2 * KILL_GRACE_S
-    with TestWeb(web_spec(args.web), out / "requests.jsonl", lifetime) as web:
+    spec = dataclasses.replace(web_spec(args.web), trap_prose=args.trap_prose)
+    if args.canonical_links:
+        hosts = [dataclasses.replace(h, canonical_links=True) for h in spec.hosts]
+        spec = dataclasses.replace(spec, hosts=hosts)
+    with TestWeb(spec, out / "requests.jsonl", lifetime) as web:
         real = set(web.real_pages())
         caps = Caps(args.budget_factor * len(real), args.time_cap, args.delay)
         root = before if label == "before" else ROOT
@@ -316,6 +326,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--time-cap", type=float, default=240.0, help="CLOSESPIDER_TIMEOUT, s")
     parser.add_argument("--web", default="traps", help="traps, holdout or dealt:SEED")
     parser.add_argument("--delay", type=float, default=0.0, help="ours: FRONTIER_DELAY, s")
+    parser.add_argument(
+        "--trap-prose", type=int, default=0, help="words of its own on every trap page"
+    )
+    parser.add_argument(
+        "--canonical-links", action="store_true", help='every page names its rel="canonical"'
+    )
     parser.add_argument("--before-commit", default=BEFORE_COMMIT)
     parser.add_argument("--before-root", default="", help="an existing checkout to run as before")
     args = parser.parse_args(argv)

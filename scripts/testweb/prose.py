@@ -102,3 +102,13 @@ def template(
     )
     links = tuple(link for link, _ in anchors)
     return Route(kind, 200, title=title, links=links, body=doc.encode(), headers=HTML)
+
+
+def with_own_prose(body: bytes, seed: int, host: str, path: str, words: int) -> bytes:
+    """`body` with a paragraph of `words` words of its own (seeded on the whole path and
+    query) before its link list: a trap page that lists its own events or products."""
+    rng = seeded_rng(seed, "own prose", host, path)
+    paragraph = f"<p>{html.escape(sentence(rng, words))}</p>\n".encode()
+    at = body.find(b"<ul>")
+    at = at if at >= 0 else body.rfind(b"</body>")
+    return body[:at] + paragraph + body[at:] if at >= 0 else body + paragraph

@@ -25,6 +25,9 @@ TRAP_KINDS = frozenset(
     {"trap", "facet", "soft404", "session", "calendar", "growth", "longurl", "subdomain"}
 )
 NON_PAGE_KINDS = frozenset({"source", "file"})
+# Trap kinds whose pages can list content of their own (WebSpec.trap_prose): not soft 404s
+# (one "not found" look) and not session copies (a real page under another URL).
+OWN_PROSE_KINDS = frozenset({"trap", "facet", "calendar", "growth", "longurl"})
 HTML = (("Content-Type", "text/html; charset=utf-8"),)
 
 

@@ -25,6 +25,7 @@ from email.utils import formatdate
 from urllib.parse import urlsplit
 
 from .changes import ChangeClock
+from .decorate import decorate
 from .expected import normalize, polite_pages
 from .families import Extras
 from .prose import render, seeded_rng
@@ -177,10 +178,13 @@ class Site:
         headers = dict(route.headers)
         if route.location:
             headers["Location"] = route.location
+        url = functools.partial(self.url, host)
         if route.body is not None:
-            return Response(route.status, {**text_headers({}), **headers}, route.body)
+            body = decorate(self.spec, spec, url, path, route, route.body)
+            return Response(route.status, {**text_headers({}), **headers}, body)
         version = self.version(host, path, at)
         body = render(self.spec.seed, host, path, route, version or 0)
+        body = decorate(self.spec, spec, url, path, route, body)
         headers["Content-Type"] = "text/html; charset=utf-8"
         if spec is not None and (spec.validators or version is not None):
             headers["ETag"] = '"' + hashlib.sha1(body).hexdigest()[:16] + '"'

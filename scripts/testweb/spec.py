@@ -87,6 +87,9 @@ class HostSpec:
     soft404: str = ""
     # A per-render session token on every same-host link: "hex" (?s=), "counter" (?visit=).
     session: str = ""
+    # Every page names its canonical URL in a <link rel="canonical"> (decorate.py): a real
+    # page itself, a filter page its listing, a session copy its token-free page.
+    canonical_links: bool = False
     # Endless calendars, any of "events" (/events?year=&month=), "archive" (/archive/Y/M/D/),
     # "dated" (/agenda?date=YYYY-MM-DD), "compact" (/diary?d=YYYYMMDD), "weeks"
     # (/planner/YYYY/week-WW/).
@@ -154,6 +157,11 @@ class WebSpec:
     seed: int = 0
     # Time 0 of the pages' change processes (epoch s); TestWeb.start sets it when 0.
     epoch: float = 0.0
+    # > 0: every calendar, facet, growth, long-URL and /trap/ page gets this many words
+    # of prose of its own (routes.OWN_PROSE_KINDS), as real ones list their own events or
+    # products: no two are then template copies or near duplicates, so only URL rules
+    # and the budget can hold them (bench_traps.py --trap-prose).
+    trap_prose: int = 0
 
     def __post_init__(self) -> None:
         names = [h.name for h in self.hosts]
@@ -172,6 +180,7 @@ class WebSpec:
             base_ip=data.get("base_ip", DEFAULT_BASE_IP),
             seed=int(data.get("seed", 0)),
             epoch=float(data.get("epoch", 0.0)),
+            trap_prose=int(data.get("trap_prose", 0)),
         )
 
     def to_json(self) -> str:

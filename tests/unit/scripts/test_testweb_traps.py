@@ -3,7 +3,9 @@ URLs and statuses a crawl-budget test relies on. Pure: no sockets."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
+import re
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
@@ -75,6 +77,40 @@ def test_facet_pages_are_near_duplicates_of_their_category(site: Site) -> None:
     deeper = [u for u in _links(site, "store.test", facet_path) if "?" in u]
     assert any("size=" in u and "color=red" in u for u in deeper)
     assert any("color=blue" in u for u in deeper)
+
+
+def test_trap_prose_gives_each_trap_page_words_of_its_own() -> None:
+    """WebSpec.trap_prose: trap pages list their own content (no template copies),
+    real pages and soft 404s keep their bytes."""
+    plain, wordy = (Site(dataclasses.replace(WebSpec.traps(), trap_prose=n), PORT) for n in (0, 40))
+    facets = ["/shop/shoes/?color=red", "/shop/shoes/?color=blue"]
+    own = []
+    for path in facets:
+        before, after = plain.respond("store.test", path), wordy.respond("store.test", path)
+        added = [p for p in _paragraphs(after.body) if p not in _paragraphs(before.body)]
+        assert after.status == 200 and len(added) == 1 and len(added[0].split()) == 40
+        own.append(added[0])
+    assert own[0] != own[1]
+    for host, path in [("store.test", "/shop/shoes/"), ("store.test", "/no-such-page")]:
+        assert plain.respond(host, path).body == wordy.respond(host, path).body
+
+
+def test_canonical_links_name_each_pages_canonical_url() -> None:
+    hosts = [dataclasses.replace(h, canonical_links=True) for h in WebSpec.traps().hosts]
+    site = Site(dataclasses.replace(WebSpec.traps(), hosts=hosts), PORT)
+
+    def declared(host: str, path: str) -> list[str]:
+        return re.findall(
+            r'<link rel="canonical" href="([^"]*)">', site.respond(host, path).body.decode()
+        )
+
+    assert declared("store.test", "/shop/shoes/") == [site.url("store.test", "/shop/shoes/")]
+    facet = "/shop/shoes/?color=red&sort=new&ref=side0"
+    assert declared("store.test", facet) == [site.url("store.test", "/shop/shoes/")]
+    assert declared("news.test", "/page/2?s=9f2c41d07a11") == [site.url("news.test", "/page/2")]
+    assert declared("store.test", "/no-such-page") == []
+    # Off by default: the same bytes as before the flag.
+    assert b"canonical" not in Site(WebSpec.traps(), PORT).respond("store.test", facet).body
 
 
 def test_facet_variants(site: Site) -> None:
