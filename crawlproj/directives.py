@@ -4,6 +4,12 @@
 latter optionally scoped to a user agent ("googlebot: noindex" binds only Googlebot).
 nofollow stops link extraction; noindex is recorded on the item (the page is still
 fetched, and stored: whether to index it is the consumer's call). `none` means both.
+
+The declared canonical (`<link rel="canonical">` or a Link header) is recorded on the
+row, and ``declares_variant`` reads it for trap feedback: a shop's filter and sort
+pages, a CMS's session and tracking copies name the page they are a variant of, and
+say so whatever their content (a filter page lists its own products: no duplicate
+check sees it).
 """
 
 from __future__ import annotations
@@ -15,6 +21,9 @@ from typing import TYPE_CHECKING
 from scrapy.http import TextResponse
 
 from crawlproj.links import SkippedLink, base_url, page_selector, resolve_href
+from extensions.admission.canonical import canonicalize
+from extensions.admission.path_facets import PAGINATION, facet_run
+from extensions.admission.patterns import split_url
 
 if TYPE_CHECKING:
     from scrapy.http import Response
@@ -26,6 +35,11 @@ _KNOWN = frozenset(
      "max-video-preview", "indexifembedded"}
 )  # fmt: skip
 _LINK_CANONICAL = re.compile(r'<([^>]*)>\s*;[^,]*\brel="?canonical"?', re.I)
+# Query parameters that page a listing: a paged archive that names its first page as
+# canonical (an SEO plugin's old default) is still a page of its own, with its own links.
+PAGE_PARAMS = frozenset(
+    ("page", "p", "pg", "paged", "pagenum", "pageno", "page_no", "start", "offset", "from")
+)
 
 
 @dataclass(frozen=True)
@@ -102,3 +116,34 @@ def _canonical_from_header(response: Response) -> str | None:
         if match:  # RFC 8288: relative to the response's URL, not to a <base href>
             return _joined(response.url, match.group(1).strip())
     return None
+
+
+def declares_variant(url: str, declared: str | None) -> bool:
+    """Whether a page's declared canonical names another page it is a variant of: the
+    same host and path with some of its query parameters (a filter, sort, session or
+    tracking one added), or a path it extends by filter segments only
+    (/shop/shoes/f/color-red/ -> /shop/shoes/). Not when what it adds only pages the
+    listing, nor a canonical on another host (a mirror, another docs version) or one
+    naming the site's root from a path (a theme that names its home on every page)."""
+    mine, theirs = canonicalize(url), canonicalize(declared) if declared else None
+    if not mine or not theirs or mine == theirs:
+        return False
+    page, named = split_url(mine), split_url(theirs)
+    if page.host != named.host:
+        return False
+    if page.path == named.path:
+        mine_params = set(page.query.split("&")) if page.query else set()
+        named_params = set(named.query.split("&")) if named.query else set()
+        added = {p.partition("=")[0].lower() for p in mine_params - named_params}
+        return named_params < mine_params and not added <= PAGE_PARAMS
+    if named.path == "/" or named.query or not page.path.startswith(named.path):
+        return False
+    run = facet_run(page.path)
+    if not run.segments or set(run.names) <= PAGINATION:
+        return False
+    # What the page adds is the run, after at most one marker segment ("f", "filter").
+    extra = page.path[len(named.path) :].strip("/").split("/")
+    before_run = extra[: max(len(extra) - run.segments, 0)]
+    return not before_run or (
+        len(before_run) == 1 and before_run[0].isalpha() and len(before_run[0]) <= 8
+    )

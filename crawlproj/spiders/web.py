@@ -9,8 +9,9 @@ is lost.
 
 After the checkpoint, ``parse`` leaves the page's outcome for the frontier in
 ``response.meta["frontier_outcome"]`` (its URL pattern's score learns from it):
-"new" (a 2xx of unique content), "duplicate" (an exact or near duplicate, or a
-copy of another page's template: the content pipeline's TEMPLATE_COPY_META), "copy"
+"new" (a 2xx of unique content), "duplicate" (an exact or near duplicate, a copy of
+another page's template: the content pipeline's TEMPLATE_COPY_META, or a page whose
+declared canonical names the listing it filters or sorts), "copy"
 (a duplicate of a page of its own URL pattern: that page was no new content either;
 a template copy of a page with the same path pattern on another host is one too: one
 site's software serving two hosts, whose first page on this host was the template),
@@ -48,7 +49,7 @@ import scrapy
 from scrapy.http import Response, TextResponse
 
 from crawlproj.checkpoint import Checkpoint, CheckpointTimeout, checkpoint_for
-from crawlproj.directives import page_directives
+from crawlproj.directives import declares_variant, page_directives
 from crawlproj.extractors import Stats, registry
 from crawlproj.feeds import add_default_feed
 from crawlproj.items import PageItem, is_exact_duplicate
@@ -335,7 +336,13 @@ def frontier_outcome(item: PageItem, meta: dict[str, Any] | None = None) -> str 
             return "copy"
         return "duplicate"
     status = item.get("status") or 0
-    return "new" if 200 <= status < 300 else None
+    if not 200 <= status < 300:
+        return None
+    # A filter, sort or session page that names its listing as canonical is a variant of
+    # it, however new its content (directives.declares_variant).
+    if declares_variant(item.get("url") or "", item.get("canonical")):
+        return "duplicate"
+    return "new"
 
 
 def parse_headers(response: Response) -> dict[str, list[str]]:

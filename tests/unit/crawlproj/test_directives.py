@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from scrapy.http import HtmlResponse, Request, TextResponse
 
-from crawlproj.directives import PageDirectives, header_words, page_directives
+from crawlproj.directives import PageDirectives, declares_variant, header_words, page_directives
 
 URL = "http://site.test/dir/page.html"
 
@@ -88,3 +88,41 @@ def test_a_bad_base_href_costs_neither_the_directives_nor_the_links() -> None:
     assert page_directives(response, "crawlproj") == PageDirectives(True, False, "http://h.test/c")
     page = parse_page(response, "crawlproj")
     assert follow_links(page, response) == ["http://h.test/a"]
+
+
+S = "http://s.test"
+
+
+@pytest.mark.parametrize(
+    ("url", "declared", "variant"),
+    [
+        # the same path with parameters added: a filter, sort, session or tracking one
+        (f"{S}/shop/shoes/?color=red", f"{S}/shop/shoes/", True),
+        (f"{S}/shop/shoes/?page=2&color=red", f"{S}/shop/shoes/?page=2", True),
+        (f"{S}/a?ref=side0&id=3", f"{S}/a?id=3", True),
+        (f"{S}/a?tone=warm&fit=slim", f"{S}/a?fit=slim", True),
+        # ... but not when they only page the listing, or the declared one is not a subset
+        (f"{S}/shop/shoes/?page=2", f"{S}/shop/shoes/", False),
+        (f"{S}/list?start=20&p=3", f"{S}/list", False),
+        (f"{S}/a?id=4", f"{S}/a?id=3", False),
+        # filter segments after the listing's path, after at most one marker segment
+        (f"{S}/shop/shoes/f/color-red/", f"{S}/shop/shoes/", True),
+        (f"{S}/shop/shoes/f/color-red/size-m/", f"{S}/shop/shoes/f/color-red/", True),
+        (f"{S}/shop/shoes/color-red/", f"{S}/shop/shoes/", True),
+        (f"{S}/shop/shoes/f/color-red/", f"{S}/shop/", False),
+        (f"{S}/shop/shoes/f/page-2/", f"{S}/shop/shoes/", False),
+        (f"{S}/blog/page/2/", f"{S}/blog/", False),
+        # itself, its own other spelling, the root from a path, another host or version
+        (f"{S}/x.html", f"{S}/x.html", False),
+        (f"{S}/x.html?utm_source=a", f"{S}/x.html", False),
+        (f"{S}/docs/page5", f"{S}/", False),
+        (f"{S}/x.html", "https://docs.example.org/x.html", False),
+        (f"{S}/en/latest/x.html", f"{S}/en/stable/x.html", False),
+        (f"{S}/x.html", None, False),
+        (f"{S}/x.html", "javascript:void(0)", False),
+    ],
+)
+def test_a_declared_canonical_names_the_page_it_is_a_variant_of(
+    url: str, declared: str | None, variant: bool
+) -> None:
+    assert declares_variant(url, declared) is variant

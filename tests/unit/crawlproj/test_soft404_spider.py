@@ -295,6 +295,13 @@ def test_frontier_outcome_of_each_kind_of_row() -> None:
     mirror = PageItem(status=200, url="http://b.test/page/3", duplicate_of="http://a.test/page/3")
     assert frontier_outcome(mirror) == "duplicate"
     assert frontier_outcome(PageItem(status=204)) == "new"
+    # A filter page naming its listing as canonical is a variant of it, new words or not.
+    facet = PageItem(
+        status=200, url="http://h.test/shop/?tone=warm", canonical="http://h.test/shop/"
+    )
+    assert frontier_outcome(facet) == "duplicate"
+    itself = PageItem(status=200, url="http://h.test/shop/", canonical="http://h.test/shop/")
+    assert frontier_outcome(itself) == "new"
     assert frontier_outcome(PageItem(status=404)) is None
     assert frontier_outcome(PageItem(status=500)) is None
 
