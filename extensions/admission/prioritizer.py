@@ -93,6 +93,13 @@ _DATE_NAMES = ({"year", "month"}, {"year", "week"}, {"year", "day"}, {"y", "m"},
 _DATE_VALUE = re.compile(
     r"(?:^|&)[^=&]*=(1[6-9]|2[0-9])\d\d-(0?[1-9]|1[0-2])(-(0?[1-9]|[12]\d|3[01]))?(?:&|$)"
 )
+# A bare number is a day only under a parameter named for one (?d=20240517, ?date=...):
+# a valid YYYYMMDD. Its pages may each list their own events, so no copy ends the walk.
+_DATE_NUMBER = re.compile(
+    r"(?:^|&)(?:d|dt|date|day|ymd|datum)=(1[6-9]|2[0-9])\d\d(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])"
+    r"(?:&|$)",
+    re.IGNORECASE,
+)
 
 
 def bucket(score: float, priorities: int) -> int:
@@ -229,7 +236,9 @@ def is_calendar(url: str | UrlParts) -> bool:
         return False
     if any(date <= parts.names for date in _DATE_NAMES):
         return True
-    return "-" in parts.query and _DATE_VALUE.search(parts.query) is not None
+    if "-" in parts.query and _DATE_VALUE.search(parts.query) is not None:
+        return True
+    return _DATE_NUMBER.search(parts.query) is not None
 
 
 def _filter_run(path: str) -> FacetRun:

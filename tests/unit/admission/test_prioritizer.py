@@ -185,7 +185,10 @@ def test_coarse_and_host_wide_patterns() -> None:
         ("http://h.test/plan?year=2024&week=3", True),
         ("http://h.test/2024/week-99/", False),  # no week 99
         ("http://h.test/2024/weekly-digest/", False),
-        ("http://h.test/item?d=20240105", False),  # a bare number may be an id
+        ("http://h.test/item?id=20240105", False),  # a bare number may be an id
+        ("http://h.test/diary?d=20240105", True),  # ... but not under a day's name
+        ("http://h.test/cal.php?view=day&date=19991231", True),
+        ("http://h.test/diary?d=20241305", False),  # no month 13
         ("http://h.test/item?sku=2024-99-01", False),  # no month 99
         ("http://h.test/docs?v=2024-01-beta", False),
     ],
