@@ -6,6 +6,7 @@ Run by hand from the project root (one crawl at a time, ~2-4 min each):
     .venv/bin/python bench/bench_traps.py [--runs ours,stock,before] [--repeats 1]
         [--budget-factor 4] [--time-cap 240] [--before-commit e0bb675 | --before-root DIR]
         [--web traps | holdout | dealt:SEED] [--delay 0] [--trap-prose 0] [--canonical-links]
+        [--soft404-style STYLE]
 
 - ours: `scrapy crawl web` in this checkout (FRONTIER_DELAY 0 unless --delay: loopback,
   no DNS retries).
@@ -24,6 +25,8 @@ ones list their own events or products: no two are template copies or near dupli
 then, so content feedback cannot judge them and only the URL rules and budgets can.
 --canonical-links makes every host name each page's canonical URL (HostSpec
 .canonical_links: a filter page its listing, a session copy its token-free page).
+--soft404-style STYLE gives every soft-404 host that style (e.g. chatty: each answer
+adds words of its own to the host's not-found template).
 
 Traps never run dry, so every run gets the same caps: CLOSESPIDER_PAGECOUNT = budget-factor
 x the web's real pages and CLOSESPIDER_TIMEOUT = time-cap; a run that hits one did not
@@ -249,6 +252,12 @@ def run_one(label: str, name: str, args: argparse.Namespace, paths: tuple[Path, 
     if args.canonical_links:
         hosts = [dataclasses.replace(h, canonical_links=True) for h in spec.hosts]
         spec = dataclasses.replace(spec, hosts=hosts)
+    if args.soft404_style:
+        styled = [
+            dataclasses.replace(h, soft404=args.soft404_style) if h.soft404 else h
+            for h in spec.hosts
+        ]
+        spec = dataclasses.replace(spec, hosts=styled)
     with TestWeb(spec, out / "requests.jsonl", lifetime) as web:
         real = set(web.real_pages())
         caps = Caps(args.budget_factor * len(real), args.time_cap, args.delay)
@@ -332,6 +341,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--canonical-links", action="store_true", help='every page names its rel="canonical"'
     )
+    parser.add_argument("--soft404-style", default="", help="restyle every soft-404 host")
     parser.add_argument("--before-commit", default=BEFORE_COMMIT)
     parser.add_argument("--before-root", default="", help="an existing checkout to run as before")
     args = parser.parse_args(argv)

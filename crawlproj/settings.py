@@ -321,6 +321,9 @@ SOFT404_ENABLED = True
 # Word-set Jaccard (furniture, URL words, digits out) from which a page is the answer:
 # not-found variants >= 0.67, short real pages <= 0.47 (tests/unit/content/soft404_pages.py).
 SOFT404_MIN_RESEMBLANCE = 0.6
+# Of the template's phrases (what two probe answers share), the share a page must have:
+# not-found variants >= 0.50, real pages <= 0.15 (tests/unit/content/soft404_pages.py).
+SOFT404_MIN_CONTAINMENT = 0.45
 
 # --- Near-duplicates (main text; simhash index + sketches shared through Redis) -----------
 # Check pages against the simhash index; False = exact (content hash) duplicates only.

@@ -17,7 +17,9 @@ every worker (extensions/content/soft404_states.py):
 
 The probe's answer reaches the spider's ``parse_probe``, which hands it to
 the same Soft404Checker: a 200 settles the origin as soft with the answer's
-fingerprint, any other status as honest. A probe has no row: it is the
+fingerprint, any other status as honest. A soft answer with text asks for a second
+probe (SECOND_PROBE_META), whose answer gives the print its template: the phrases
+both answers share (extensions/content/soft404.py, the template rule). A probe has no row: it is the
 crawler's own question, not a page of the site, and a row would enter the
 duplicate index (its answer, often the home page, would become the original
 of the site's own copy, with no stored body) and the re-crawl schedule.
@@ -31,7 +33,9 @@ Stats: content/soft404/probes (probe answers), content/soft404/hosts_with_soft40
 not a soft-404), content/soft404/honest (page of an honest origin),
 content/soft404/claimed (this page's origin is to be probed),
 content/soft404/unchecked (its probe has not answered), content/soft404/deferred (a
-copy did not claim its unclaimed origin), content/soft404/redis_error.
+copy did not claim its unclaimed origin), content/soft404/second_probes (second
+answers), content/soft404/templates (of them, those that gave a template),
+content/soft404/redis_error.
 """
 
 from __future__ import annotations
@@ -55,13 +59,20 @@ from crawlproj.pipelines.signature import response_page_text
 from extensions.config import Setting, Table, between, read
 from extensions.content.fingerprint import content_hash
 from extensions.content.soft404 import (
+    MIN_TEMPLATE_PHRASES,
+    SECOND_PROBE_META,
     SEND_PROBE_META,
+    NotFoundPrint,
+    Phrases,
     Words,
     judge,
     learn,
+    learn_second,
     origin_of,
     page_words,
+    reference_phrases,
     reference_words,
+    text_phrases,
     text_words,
 )
 from extensions.content.soft404_states import CLAIMED, HONEST, SOFT, OriginState, OriginStates
@@ -84,12 +95,14 @@ THREADS = 2
 class Soft404Config:
     enabled: bool
     min_resemblance: float
+    min_containment: float
 
 
 SOFT404 = Table(
     Soft404Config,
     Setting("SOFT404_ENABLED", "enabled", bool),
     Setting("SOFT404_MIN_RESEMBLANCE", "min_resemblance", float, between(0.1, 1.0)),
+    Setting("SOFT404_MIN_CONTAINMENT", "min_containment", float, between(0.1, 1.0)),
 )
 
 
@@ -140,11 +153,14 @@ class Soft404Checker:
         if check.send_probe:
             response.meta[SEND_PROBE_META] = True
 
-    async def probe_answer(self, response: Response) -> None:
-        """Settle the probed origin from its answer."""
-        if self.states is not None:
-            probed = (response.meta.get("redirect_urls") or [response.url])[0]
-            await self._run(self._learn, response, probed)
+    async def probe_answer(self, response: Response) -> bool:
+        """Settle the probed origin from its answer; True: send its second probe."""
+        if self.states is None:
+            return False
+        probed = (response.meta.get("redirect_urls") or [response.url])[0]
+        second = bool(response.meta.get(SECOND_PROBE_META))
+        check = await self._run(self._learn_second if second else self._learn, response, probed)
+        return check.send_probe
 
     async def _run(self, work: Callable[..., Check], *args: Any) -> Check:
         loop = asyncio.get_running_loop()
@@ -178,11 +194,28 @@ class Soft404Checker:
         # The claim holds the reference; a probe delivered again after it was settled
         # finds none, and keeps the redirect rule only.
         claim = self.states.read(origin)
-        reference = claim.reference if claim is not None and claim.kind == CLAIMED else None
-        print_ = learn(answer, reference, final, body_hash)
+        claimed = claim is not None and claim.kind == CLAIMED
+        reference = claim.reference if claim is not None and claimed else None
+        said: Phrases = text_phrases(page_text_of(response), probed) if text else ()
+        furniture: Phrases = claim.reference_phrases if claim is not None and claimed else ()
+        print_ = learn(answer, reference, final, body_hash, (said, furniture))
         self.states.settle(origin, OriginState(SOFT, print=print_))
         logger.debug("Soft-404s on %s: the probe %s answered 200", origin, probed)
-        return Check(("probes", "hosts_with_soft404"))
+        second = len(print_.pending) >= MIN_TEMPLATE_PHRASES
+        return Check(("probes", "hosts_with_soft404"), send_probe=second)
+
+    def _learn_second(self, response: Response, probed: str) -> Check:
+        """The second probe's answer gives the origin's print its template."""
+        assert self.states is not None
+        origin = origin_of(probed)
+        state = self.states.read(origin)
+        if state is None or state.print is None or not state.print.pending:
+            return Check(("second_probes",))
+        text = response.status == 200 and isinstance(response, TextResponse)
+        said: Phrases = text_phrases(page_text_of(response), probed) if text else ()
+        print_: NotFoundPrint = learn_second(state.print, said)
+        self.states.settle(origin, OriginState(SOFT, print=print_))
+        return Check(("second_probes", "templates") if print_.by_template else ("second_probes",))
 
     def _judge(
         self, response: Response, url: str, copy: bool, duplicate: bool, body_hash: str
@@ -196,7 +229,8 @@ class Soft404Checker:
         if state is None:
             if copy:
                 return Check(("deferred",))
-            won = self.states.claim(origin, reference_words(response.text, response.url))
+            words = reference_words(response.text, response.url)
+            won = self.states.claim(origin, words, reference_phrases(response.text))
             return Check(("claimed",) if won else ("unchecked",), send_probe=won)
         if state.kind == CLAIMED:
             return Check(("unchecked",))
@@ -204,10 +238,20 @@ class Soft404Checker:
             return Check(("honest",), soft_404=False)
         fingerprint, threshold = state.print, self.config.min_resemblance
         # The duplicate check (an earlier pipeline) extracted this page's main text.
-        by_text = fingerprint.by_text
-        words = text_words(response_page_text(response).text, url) if by_text else frozenset()
-        soft = judge(fingerprint, words, url, response.url, threshold, duplicate, body_hash)
+        text = response_page_text(response).text
+        words = text_words(text, url) if fingerprint.by_text else frozenset()
+        own = frozenset(text_phrases(text, url)) if fingerprint.by_template else frozenset()
+        soft = judge(
+            fingerprint, words, url, response.url, threshold, duplicate, body_hash,
+            (own, self.config.min_containment),
+        )  # fmt: skip
         return Check(("detected",) if soft else ("checked",), soft_404=soft)
+
+
+def page_text_of(response: Response) -> str:
+    """The main text of a probe's answer (TextResponse): what its phrases are made of."""
+    assert isinstance(response, TextResponse)
+    return response_page_text(response).text
 
 
 def _comparable(response: Response, content_type: str | None) -> bool:

@@ -61,7 +61,7 @@ from crawlproj.seeds import SeedLine, read_seed_arg
 from extensions.admission.patterns import pattern_path, url_patterns
 from extensions.admission.recent import count_repeat, recent_links_of
 from extensions.admission.records import CANONICAL_META
-from extensions.content.soft404 import SEND_PROBE_META, probe_url
+from extensions.content.soft404 import SECOND_PROBE_META, SEND_PROBE_META, probe_url
 from extensions.content.template import blames
 from extensions.pagestore.protocol import StoreUnavailable
 from extensions.robots.cache import parse_sitemap
@@ -215,23 +215,28 @@ class WebSpider(scrapy.Spider):
             self.crawler.stats.inc_value("crawlproj/links/skipped/invalid")
             return None
 
-    def probe(self, response: Response) -> scrapy.Request:
+    def probe(self, response: Response, second: bool = False) -> scrapy.Request:
         """The soft-404 probe of the response's origin: dont_filter (it is asked once
-        per origin, by the claim), first in its IP's queue so later pages are compared."""
+        per origin, by the claim; a second time when the first answer was a soft one
+        with text), first in its IP's queue so later pages are compared."""
         self.crawler.stats.inc_value("crawlproj/soft404/probes_sent")
+        meta: dict[str, Any] = {"frontier_priority": 0}
+        if second:
+            meta[SECOND_PROBE_META] = True
         return scrapy.Request(
             probe_url(response.url),
             callback=self.parse_probe,
             errback=self.on_probe_error,
             dont_filter=True,
-            meta={"frontier_priority": 0},
+            meta=meta,
         )
 
-    async def parse_probe(self, response: Response) -> None:
+    async def parse_probe(self, response: Response) -> AsyncIterator[scrapy.Request]:
         """A probe's answer settles its origin; no row, no links (the crawler's own
-        question, not a page of the site: crawlproj/pipelines/soft404.py)."""
-        if self.soft404 is not None:
-            await self.soft404.probe_answer(response)
+        question, not a page of the site: crawlproj/pipelines/soft404.py). A first
+        answer that was soft asks for the second probe."""
+        if self.soft404 is not None and await self.soft404.probe_answer(response):
+            yield self.probe(response, second=True)
 
     async def bodiless_row(self, response: Response) -> AsyncIterator[PageItem]:
         item = self.page_item(response)

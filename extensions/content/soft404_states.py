@@ -2,10 +2,12 @@
 
 One hash, origin -> state JSON. The first worker to see a 200 HTML page of an
 origin claims it (HSETNX: one probe per origin per crawl, whichever worker wins)
-and stores that page's words with the claim: they are the reference the answer
-is compared with (soft404.py). The probe's answer then replaces the claim:
+and stores that page's words and phrases with the claim: they are the reference the
+answer is compared with (soft404.py). The probe's answer then replaces the claim:
 ``honest`` (not a 200) or ``soft`` with the answer's fingerprint; the reference
-is dropped then, so an origin costs a few bytes, or its answer's words.
+is dropped then, so an origin costs a few bytes, or its answer's words. A soft
+answer with text keeps its phrases (``pend``) until the second probe's answer
+turns them into the template (``tmpl``).
 
 Workers keep the settled states they read (a probe answers once per crawl), up
 to CACHE_ORIGINS of them; a claimed origin is read again at most every
@@ -24,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from extensions.bounded import keep_newest
-from extensions.content.soft404 import NotFoundPrint, Words
+from extensions.content.soft404 import NotFoundPrint, Phrases, Words
 from extensions.state.connection import as_str
 
 CLAIMED = "claimed"  # a worker sent the probe; no answer yet
@@ -39,16 +41,20 @@ class OriginState:
     kind: str  # CLAIMED | HONEST | SOFT
     reference: Words = frozenset()  # CLAIMED: words of the page that claimed the origin
     print: NotFoundPrint | None = None  # SOFT only
+    reference_phrases: Phrases = ()  # CLAIMED: that page's phrases
 
     def encode(self) -> str:
         record: dict[str, Any] = {"k": self.kind}
         if self.reference:
             record["ref"] = sorted(self.reference)
+        if self.reference_phrases:
+            record["refp"] = list(self.reference_phrases)
         if self.print is not None:
             p = self.print
             record.update(final=p.final_url, own=sorted(p.own), furn=sorted(p.furniture))
-            if p.body_hash:
-                record["hash"] = p.body_hash
+            # "hash", "pend", "tmpl": added later, and only when set.
+            extra = {"hash": p.body_hash, "pend": list(p.pending), "tmpl": list(p.template)}
+            record.update((name, value) for name, value in extra.items() if value)
         return json.dumps(record, separators=(",", ":"), ensure_ascii=False)
 
     @classmethod
@@ -60,9 +66,17 @@ class OriginState:
             print_ = None
             if kind == SOFT:
                 own, furniture = frozenset(record["own"]), frozenset(record["furn"])
-                # "hash": added later; a state written before has none.
-                print_ = NotFoundPrint(record["final"], own, furniture, record.get("hash", ""))
-            return cls(kind, frozenset(record.get("ref", ())), print_)
+                # "hash", "pend", "tmpl": added later; a state written before has none.
+                print_ = NotFoundPrint(
+                    record["final"],
+                    own,
+                    furniture,
+                    record.get("hash", ""),
+                    tuple(record.get("pend", ())),
+                    tuple(record.get("tmpl", ())),
+                )
+            reference = frozenset(record.get("ref", ()))
+            return cls(kind, reference, print_, tuple(record.get("refp", ())))
         except (KeyError, TypeError, AttributeError, json.JSONDecodeError) as exc:
             raise ValueError(f"not a soft-404 state: {raw[:80]!r} ({exc})") from None
 
@@ -102,9 +116,10 @@ class OriginStates:
         raw = self.redis.hget(self.key, origin)
         return None if raw is None else OriginState.decode(as_str(raw))
 
-    def claim(self, origin: str, reference: Words) -> bool:
+    def claim(self, origin: str, reference: Words, phrases: Phrases = ()) -> bool:
         """True for the one caller (of every worker) that is to send the probe."""
-        won = bool(self.redis.hsetnx(self.key, origin, OriginState(CLAIMED, reference).encode()))
+        state = OriginState(CLAIMED, reference, reference_phrases=phrases)
+        won = bool(self.redis.hsetnx(self.key, origin, state.encode()))
         self._read_claimed(origin)
         return won
 

@@ -16,7 +16,8 @@ from .prose import WORDS, seeded_rng, sentence, template
 from .routes import Link, Route, UrlFor
 from .spec import HostSpec
 
-FRESH_LINKS = 3  # made-up links on a "links" or "themed" not-found page
+FRESH_LINKS = 3  # made-up links on a "links", "themed" or "chatty" not-found page
+CHATTY_WORDS = 40  # words of each of a "chatty" page's two suggestions of its own
 
 
 class Soft404:
@@ -39,6 +40,8 @@ class Soft404:
         theme = seeded_rng(self.seed, "theme", self.h.name)  # one template per host
         paragraphs = [f"Sorry, we could not find {bare}."]
         paragraphs += [sentence(theme, 25) for _ in range(4)]
+        if style == "chatty":  # suggestions of its own on every answer: excerpts, searches
+            paragraphs += [f"You might like: {sentence(rng, CHATTY_WORDS)}" for _ in range(2)]
         nav = [(Link(self.url(f"/page/{n}"), f"/page/{n}"), "Popular") for n in range(1, 4)]
         return template(
             "soft404", "Page not found", paragraphs, [home, *nav[: self.h.pages], *fresh]

@@ -21,7 +21,10 @@ DEFAULT_BASE_IP = "127.0.10.1"
 StatusOverride = tuple[int, dict[str, str], int | None]
 
 FACET_VARIANTS = ("shuffled", "tracking", "view", "slugs", "unnamed", "paths")
+# Dealt at random (dealt.py); "chatty" came later and is asked for by name only, so the
+# webs dealt before it stay the same.
 SOFT404_STYLES = ("links", "short", "themed", "redirect", "home")
+SOFT404_NAMED = (*SOFT404_STYLES, "chatty")
 # Session style -> its query parameter: names the canonicalizer does not know
 # (extensions/admission/canonical.py DEFAULT_SESSION_PARAMS), so only content tells.
 SESSION_PARAMS = {"hex": "s", "counter": "visit"}
@@ -82,7 +85,8 @@ class HostSpec:
     # segment per filter (/shop/shoes/f/color-red/size-m/).
     facet_variants: list[str] = field(default_factory=list)
     # Unknown paths: "" a real 404; "links", "short", "themed" a 200 "not found" page
-    # (with fresh random links, a line, a long themed page); "redirect" a 302 home;
+    # (with fresh random links, a line, a long themed page; "chatty": themed, plus two
+    # suggestions of its own on every answer); "redirect" a 302 home;
     # "home" the home page itself, byte for byte (a single-page app's server).
     soft404: str = ""
     # A per-render session token on every same-host link: "hex" (?s=), "counter" (?visit=).
@@ -111,7 +115,7 @@ class HostSpec:
     def __post_init__(self) -> None:
         # A misspelt variant would silently build a web without that trap.
         _check("facet_variants", self.facet_variants, FACET_VARIANTS)
-        _check("soft404", [self.soft404] if self.soft404 else [], SOFT404_STYLES)
+        _check("soft404", [self.soft404] if self.soft404 else [], SOFT404_NAMED)
         _check("session", [self.session] if self.session else [], tuple(SESSION_PARAMS))
         _check("calendars", self.calendars, CALENDAR_STYLES)
         _check("path_growth", self.path_growth, PATH_GROWTH_STYLES)

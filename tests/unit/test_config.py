@@ -250,6 +250,7 @@ BAD = [
     ("NEARDUP_MIN_WORDS", -1, "in 0..1000000, not -1"),
     ("NEARDUP_THREADS", 0, "in 1..64, not 0"),
     ("SOFT404_MIN_RESEMBLANCE", 0.05, "in 0.1..1, not 0.05"),
+    ("SOFT404_MIN_CONTAINMENT", 1.5, "in 0.1..1, not 1.5"),
     ("PAGESTORE_RETRIES", -1, ">= 0, not -1"),
     ("PAGESTORE_RETRY_DELAY", -1, ">= 0, not -1"),
     ("PAGESTORE_THREADS", 0, "in 1..256, not 0"),

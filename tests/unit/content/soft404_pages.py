@@ -16,6 +16,13 @@ On each site, six kinds of not-found answer, rendered for any requested path:
     suggest   "did you mean" naming the post whose title is closest to the path
     home      the home page itself, served for every path (no redirect)
 
+and two that say something of their own on every answer, which only the template rule
+(what two answers share) tells:
+
+    chatty    the themed page plus two "you might like" suggestions of random words
+    excerpts  the plain page plus excerpts of three of the site's own articles, picked
+              at random per request (their sentences are real pages' sentences)
+
 and real pages that must not be taken for them: the home page, two articles,
 and the short ones: a contact page, two tag pages with two lines each, an
 about page, an empty search page, and a "lost and found" notice whose few
@@ -30,6 +37,7 @@ from collections.abc import Callable
 
 SITES = ("semantic", "wordpress", "divs")
 KINDS = ("plain", "links", "noise", "ticket", "themed", "suggest", "home")
+CHATTY_KINDS = ("chatty", "excerpts")
 MISSING_PATHS = (
     "/blog/2019/05/an-old-post-that-moved",
     "/no-such-page",
@@ -151,6 +159,13 @@ def not_found_body(kind: str, path: str, rng: random.Random) -> tuple[str, str]:
         )
     if kind == "themed":
         return "Oops! That page can't be found", _themed(path)
+    if kind == "chatty":
+        liked = "".join(f"<p>You might like: {_babble(rng, 40)}</p>" for _ in range(2))
+        return "Oops! That page can't be found", _themed(path) + liked
+    if kind == "excerpts":
+        picks = rng.sample(range(len(ARTICLE)), 3)
+        teasers = "".join(f"<h2>{POSTS[i]}</h2><p>{ARTICLE[i][:220]}</p>" for i in picks)
+        return "Page not found", f"{head}<h2>Recent posts</h2>{teasers}"
     if kind == "suggest":
         guess = min(
             POSTS, key=lambda p: -len(set(p.lower().split()) & set(path.lower().split("-")))
@@ -161,6 +176,13 @@ def not_found_body(kind: str, path: str, rng: random.Random) -> tuple[str, str]:
             "the archive or go back to the start page.</p>"
         )
     raise ValueError(kind)
+
+
+def _babble(rng: random.Random, n: int) -> str:
+    """n made-up words: a suggestion box's text, new on every answer."""
+    syllables = ("ba", "ko", "ri", "tu", "ne", "la", "mo", "si", "ve", "da")
+    words = ("".join(rng.choice(syllables) for _ in range(rng.randint(2, 4))) for _ in range(n))
+    return " ".join(words) + "."
 
 
 def _themed(path: str) -> str:

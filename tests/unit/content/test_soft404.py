@@ -11,16 +11,20 @@ import redis
 import crawlproj.settings
 from extensions.content import soft404_states
 from extensions.content.fingerprint import content_hash
+from extensions.content.main_text import page_text
 from extensions.content.soft404 import (
     MIN_OWN_WORDS,
     PROBE_SUFFIX,
     NotFoundPrint,
     judge,
     learn,
+    learn_second,
     origin_of,
     page_words,
     probe_url,
+    reference_phrases,
     reference_words,
+    text_phrases,
 )
 from extensions.content.soft404_states import (
     CLAIM_RECHECK_S,
@@ -86,6 +90,66 @@ def test_the_threshold_sits_between_the_variants_and_the_real_pages() -> None:
                         highest = max(highest, print_.resemblance(words))
     assert highest + 0.1 < THRESHOLD < lowest, (highest, lowest)
     assert (round(lowest, 2), round(highest, 2)) == (0.67, 0.47)
+
+
+MIN_CONTAINMENT = crawlproj.settings.SOFT404_MIN_CONTAINMENT
+SECOND_PROBE = f"{ORIGIN}/fedcba9876543210{PROBE_SUFFIX}"
+
+
+def templated(site: str, kind: str, reference: str) -> NotFoundPrint:
+    """The print after both probes: the template is what their answers share."""
+    ref_html = corpus.real_pages(site)[reference]
+    ref_url = f"{ORIGIN}/" if reference == "home" else f"{ORIGIN}/{reference}"
+    first = corpus.not_found(site, kind, PROBE.removeprefix(ORIGIN), 1)
+    second = corpus.not_found(site, kind, SECOND_PROBE.removeprefix(ORIGIN), 3)
+    said = text_phrases(page_text(first).text, PROBE)
+    print_ = learn(
+        page_words(first, PROBE), reference_words(ref_html, ref_url), "", "",
+        (said, reference_phrases(ref_html)),
+    )  # fmt: skip
+    return learn_second(print_, text_phrases(page_text(second).text, SECOND_PROBE))
+
+
+def containment(print_: NotFoundPrint, html: str, url: str) -> float:
+    return print_.containment(frozenset(text_phrases(page_text(html).text, url)))
+
+
+def test_the_template_rule_marks_answers_with_words_of_their_own() -> None:
+    """Margins of SOFT404_MIN_CONTAINMENT over every text kind, chatty ones included, and
+    every reference page: the least contained not-found answer, the most contained real
+    page (excerpts of the site's own articles in the answer included)."""
+    lowest, highest = 1.0, 0.0
+    for site in corpus.SITES:
+        for kind in (*TEXT_KINDS, *corpus.CHATTY_KINDS):
+            for reference in corpus.real_pages(site):
+                print_ = templated(site, kind, reference)
+                assert print_.by_template, (site, kind, reference)
+                for path in corpus.MISSING_PATHS:
+                    html = corpus.not_found(site, kind, path, seed=2)
+                    lowest = min(lowest, containment(print_, html, ORIGIN + path))
+                for name, html in corpus.real_pages(site).items():
+                    if name not in (reference, "home"):
+                        highest = max(highest, containment(print_, html, f"{ORIGIN}/{name}"))
+    assert highest + 0.2 < MIN_CONTAINMENT < lowest, (highest, lowest)
+    assert (round(lowest, 2), round(highest, 2)) == (0.5, 0.15)
+
+
+@pytest.mark.parametrize("site", corpus.SITES)
+@pytest.mark.parametrize("kind", corpus.CHATTY_KINDS)
+def test_answers_with_words_of_their_own_are_soft_404s_by_their_template(
+    site: str, kind: str
+) -> None:
+    print_ = templated(site, kind, "home")
+    for path in corpus.MISSING_PATHS:
+        html, url = corpus.not_found(site, kind, path, seed=2), ORIGIN + path
+        phrases = frozenset(text_phrases(page_text(html).text, url))
+        words = page_words(html, url)
+        assert judge(print_, words, url, url, THRESHOLD, False, "", (phrases, MIN_CONTAINMENT))
+    for name, html in corpus.real_pages(site).items():
+        url = f"{ORIGIN}/pages/{name}"
+        phrases = frozenset(text_phrases(page_text(html).text, url))
+        page = page_words(html, url)
+        assert not judge(print_, page, url, url, THRESHOLD, False, "", (phrases, MIN_CONTAINMENT))
 
 
 @pytest.mark.parametrize("site", corpus.SITES)
@@ -209,7 +273,12 @@ def soft_state() -> OriginState:
 def test_states_round_trip_through_their_json() -> None:
     by_bytes = OriginState(SOFT, print=NotFoundPrint("", frozenset(), frozenset({"a"}), "ab" * 32))
     states = (OriginState(CLAIMED, frozenset({"a", "b"})), OriginState(HONEST), soft_state())
-    for state in (*states, by_bytes):
+    phrases = ("0a1b2c3d", "ffee0011")
+    claim = OriginState(CLAIMED, frozenset({"a"}), reference_phrases=phrases)
+    waiting = NotFoundPrint("", frozenset({"x"}), frozenset(), pending=phrases)
+    templated = NotFoundPrint("", frozenset({"x"}), frozenset(), template=phrases[::-1])
+    more = (claim, OriginState(SOFT, print=waiting), OriginState(SOFT, print=templated))
+    for state in (*states, by_bytes, *more):
         assert OriginState.decode(state.encode()) == state
     with pytest.raises(ValueError, match="not a soft-404 state"):
         OriginState.decode('{"k":"soft","own":[]}')

@@ -25,7 +25,7 @@ from crawlproj.pipelines.metadata import MetadataPipeline
 from crawlproj.pipelines.soft404 import Soft404Pipeline
 from crawlproj.pipelines.store import PageStorePipeline
 from crawlproj.spiders.web import WebSpider, frontier_outcome
-from extensions.content.soft404 import PROBE_SUFFIX
+from extensions.content.soft404 import PROBE_SUFFIX, SECOND_PROBE_META
 from extensions.state.connection import redis_lifecycle
 from tests.integration.twin_web import pages as twin_pages
 from tests.project_settings import project_values
@@ -89,9 +89,12 @@ class Crawl:
         (item,), requests = await self.drive(self.spider.parse, response(url, body, **kw))
         return item, requests
 
-    async def probe(self, url: str, body: str, **kw: Any) -> None:
-        """The answer to a probe the spider sent (parse_probe returns nothing)."""
-        assert await self.spider.parse_probe(response(url, body, **kw)) is None
+    async def probe(self, url: str, body: str, **kw: Any) -> list[Request]:
+        """The answer to a probe the spider sent: no row, no link; the origin's second
+        probe after a first soft answer with text."""
+        sent = [r async for r in self.spider.parse_probe(response(url, body, **kw))]
+        assert all(r.url.endswith(PROBE_SUFFIX) for r in sent)
+        return sent
 
 
 def response(
@@ -195,6 +198,37 @@ def test_soft_404s_are_marked_not_stored_and_lead_nowhere(crawl: Crawl) -> None:
     # The probe has no row: nothing of its answer is in the duplicate index.
     assert gone["duplicate_of"] is None
     assert crawl.stat("rows/not_stored") == 1 and crawl.stat("rows/stored") == 2
+
+
+def test_a_soft_answer_asks_for_a_second_probe_whose_answer_gives_the_template(
+    crawl: Crawl,
+) -> None:
+    """Not-found pages that say something of their own each time (suggestions of random
+    words: corpus "chatty") are too unlike one another for the word rule; what the two
+    probes' answers share (the template) marks them."""
+    second_url = f"{ORIGIN}/fedcba9876543210{PROBE_SUFFIX}"
+
+    def chatty(url: str, seed: int) -> str:
+        return corpus.not_found("divs", "chatty", url.removeprefix(ORIGIN), seed)
+
+    async def steps(c: Crawl) -> tuple[Any, ...]:
+        await c.page(f"{ORIGIN}/", corpus.home("divs"))
+        asked = await c.probe(PROBE, chatty(PROBE, 1))
+        before, _ = await c.page(f"{ORIGIN}/walks/a", chatty(f"{ORIGIN}/walks/a", 4))
+        meta = {SECOND_PROBE_META: True}
+        again = await c.probe(second_url, chatty(second_url, 3), meta=meta)
+        after, followed = await c.page(f"{ORIGIN}/walks/b", chatty(f"{ORIGIN}/walks/b", 5))
+        contact = await c.page(f"{ORIGIN}/contact", corpus.real_pages("divs")["contact"])
+        return asked, before, again, after, followed, contact[0]
+
+    asked, before, again, after, followed, contact = crawl.run(steps)
+    assert len(asked) == 1 and asked[0].meta[SECOND_PROBE_META] and asked[0].dont_filter
+    assert before["soft_404"] is False  # the first answer alone: the word rule only
+    assert again == []  # two probes an origin, no more
+    assert after["soft_404"] is True and followed == [] and after["content_ref"] is None
+    assert contact["soft_404"] is False
+    assert crawl.stat("content/soft404/second_probes") == 1
+    assert crawl.stat("content/soft404/templates") == 1
 
 
 def test_an_origin_answering_404_is_honest(crawl: Crawl) -> None:

@@ -166,6 +166,15 @@ def test_soft404_styles(site: Site) -> None:
     assert site.respond("docs.test", "/gone").status == 404  # no soft404: a real 404
 
 
+def test_chatty_not_found_pages_share_the_themed_template_and_add_their_own() -> None:
+    chat = Site(WebSpec(hosts=[HostSpec("chat.test", pages=20, soft404="chatty")]), PORT)
+    themed = Site(WebSpec(hosts=[HostSpec("chat.test", pages=20, soft404="themed")]), PORT)
+    a, b = (_paragraphs(chat.respond("chat.test", p).body) for p in ("/gone", "/lost"))
+    base = _paragraphs(themed.respond("chat.test", "/gone").body)
+    assert a[: len(base)] == base and a[1:] != b[1:] and a[2:5] == b[2:5]
+    assert len(a) == len(base) + 2 and all(p.startswith("You might like:") for p in a[-2:])
+
+
 def test_real_pages_link_a_few_broken_paths(site: Site) -> None:
     for host in ("mall.test", "store.test"):  # soft-404 hosts without session tokens
         pages = [f"/page/{n}" for n in range(1, 21)]
