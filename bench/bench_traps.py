@@ -6,7 +6,7 @@ Run by hand from the project root (one crawl at a time, ~2-4 min each):
     .venv/bin/python bench/bench_traps.py [--runs ours,stock,before] [--repeats 1]
         [--budget-factor 4] [--time-cap 240] [--before-commit e0bb675 | --before-root DIR]
         [--web traps | holdout | dealt:SEED] [--delay 0] [--trap-prose 0] [--canonical-links]
-        [--soft404-style STYLE]
+        [--soft404-style STYLE] [--calendar-style STYLE]
 
 - ours: `scrapy crawl web` in this checkout (FRONTIER_DELAY 0 unless --delay: loopback,
   no DNS retries).
@@ -26,7 +26,8 @@ then, so content feedback cannot judge them and only the URL rules and budgets c
 --canonical-links makes every host name each page's canonical URL (HostSpec
 .canonical_links: a filter page its listing, a session copy its token-free page).
 --soft404-style STYLE gives every soft-404 host that style (e.g. chatty: each answer
-adds words of its own to the host's not-found template).
+adds words of its own to the host's not-found template), --calendar-style STYLE every
+calendar host that one calendar (e.g. months: /calendar/2024/jan/).
 
 Traps never run dry, so every run gets the same caps: CLOSESPIDER_PAGECOUNT = budget-factor
 x the web's real pages and CLOSESPIDER_TIMEOUT = time-cap; a run that hits one did not
@@ -252,6 +253,12 @@ def run_one(label: str, name: str, args: argparse.Namespace, paths: tuple[Path, 
     if args.canonical_links:
         hosts = [dataclasses.replace(h, canonical_links=True) for h in spec.hosts]
         spec = dataclasses.replace(spec, hosts=hosts)
+    if args.calendar_style:
+        timed = [
+            dataclasses.replace(h, calendars=[args.calendar_style]) if h.calendars else h
+            for h in spec.hosts
+        ]
+        spec = dataclasses.replace(spec, hosts=timed)
     if args.soft404_style:
         styled = [
             dataclasses.replace(h, soft404=args.soft404_style) if h.soft404 else h
@@ -342,6 +349,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--canonical-links", action="store_true", help='every page names its rel="canonical"'
     )
     parser.add_argument("--soft404-style", default="", help="restyle every soft-404 host")
+    parser.add_argument("--calendar-style", default="", help="every calendar host's one calendar")
     parser.add_argument("--before-commit", default=BEFORE_COMMIT)
     parser.add_argument("--before-root", default="", help="an existing checkout to run as before")
     args = parser.parse_args(argv)

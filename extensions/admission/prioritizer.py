@@ -27,10 +27,10 @@ stamps them as the spider yields them; the parent's own score rides in its recor
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from extensions.admission.calendars import is_calendar
 from extensions.admission.growth import grows
 from extensions.admission.path_facets import NO_RUN, FacetRun, facet_run, refines
 from extensions.admission.patterns import UrlParts, split_url
@@ -76,29 +76,6 @@ PRIORITY = Table(
     Setting("PRIORITY_REFINE_PENALTY", "refine_penalty", float, at_least(0)),
     Setting("PRIORITY_CALENDAR_PENALTY", "calendar_penalty", float, at_least(0)),
     Setting("PRIORITY_GROWTH_PENALTY", "growth_penalty", float, at_least(0)),
-)
-
-# A path that ends in a date (/2024/05, /2024/05/17/, /2024-05-17) or a week of a year
-# (/2024/week-02/, /2024/w2, /2024-W02), or a query naming a year with a month, week or
-# day, or holding a date: what a calendar's next/previous links look like. A post under a
-# date (/2024/05/17/my-post) does not end in one.
-_DATE_PATH = re.compile(
-    r"/(1[6-9]|2[0-9])\d\d(([/-])(0?[1-9]|1[0-2])(\3(0?[1-9]|[12]\d|3[01]))?"
-    r"|[/-](w|wk|week|kw)[-_]?(0?[1-9]|[1-4]\d|5[0-3]))/?$",
-    re.IGNORECASE,
-)
-_DATE_NAMES = ({"year", "month"}, {"year", "week"}, {"year", "day"}, {"y", "m"}, {"y", "w"})
-# A query value that is a date, ISO style (?date=2024-05-17, ?month=2024-05): a day or
-# month calendar whatever its parameter's name. A bare number (?d=20240517) may be an id.
-_DATE_VALUE = re.compile(
-    r"(?:^|&)[^=&]*=(1[6-9]|2[0-9])\d\d-(0?[1-9]|1[0-2])(-(0?[1-9]|[12]\d|3[01]))?(?:&|$)"
-)
-# A bare number is a day only under a parameter named for one (?d=20240517, ?date=...):
-# a valid YYYYMMDD. Its pages may each list their own events, so no copy ends the walk.
-_DATE_NUMBER = re.compile(
-    r"(?:^|&)(?:d|dt|date|day|ymd|datum)=(1[6-9]|2[0-9])\d\d(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])"
-    r"(?:&|$)",
-    re.IGNORECASE,
 )
 
 
@@ -224,21 +201,6 @@ def source_of(meta: dict[str, Any]) -> str:
     if meta.get("recrawl"):
         return "recrawl"
     return "link" if meta.get("depth", 0) else "seed"
-
-
-def is_calendar(url: str | UrlParts) -> bool:
-    parts = split_url(url) if isinstance(url, str) else url
-    path = parts.path
-    # _DATE_PATH's every match starts with "/1" or "/2": most paths skip the regex.
-    if ("/1" in path or "/2" in path) and _DATE_PATH.search(path):
-        return True
-    if not parts.names:
-        return False
-    if any(date <= parts.names for date in _DATE_NAMES):
-        return True
-    if "-" in parts.query and _DATE_VALUE.search(parts.query) is not None:
-        return True
-    return _DATE_NUMBER.search(parts.query) is not None
 
 
 def _filter_run(path: str) -> FacetRun:

@@ -39,6 +39,7 @@ class Endless:
             "dated": (r"/agenda", self._agenda_day),
             "compact": (r"/diary", self._diary_day),
             "weeks": (r"/planner/(\d{4})/week-(\d{2})/", self._week),
+            "months": (r"/calendar/(\d{4})/([a-z]{3})/", self._named_month),
             "segments": (r"/docs/v1/((?:more\d*/)*)", self._segments),
             "counter": (r"/gallery((?:/p\d+)+)", self._counter),
             "query": (r"/search", self._search),
@@ -56,6 +57,7 @@ class Endless:
             "dated": "/agenda?date=2024-01-05",
             "compact": "/diary?d=20240105",
             "weeks": "/planner/2024/week-02/",
+            "months": "/calendar/2024/jan/",
             "segments": "/docs/v1/",
             "counter": "/gallery/p1",
             "query": "/search?q=crawler",
@@ -84,6 +86,22 @@ class Endless:
         when = f"{MONTH_NAMES[mo - 1]} {y}"
         return template(
             "calendar", f"Events: {when}", [self._agenda(when)], [*anchors, self._home()]
+        )
+
+    def _named_month(self, m: re.Match[str], query: str) -> Route | None:
+        """A month by its name in the path (/calendar/2024/jan/), linking its neighbours."""
+        names = [n[:3].lower() for n in MONTH_NAMES]
+        if m.group(2) not in names or int(m.group(1)) < 1:
+            return None
+        y, mo = int(m.group(1)), names.index(m.group(2)) + 1
+        anchors = []
+        for label, (ny, nm) in (("Previous", _month(y, mo, -1)), ("Next", _month(y, mo, 1))):
+            if ny >= 1:
+                path = f"/calendar/{ny:04d}/{names[nm - 1]}/"
+                anchors.append((Link(self.url(path), path), f"{label} month"))
+        when = f"{MONTH_NAMES[mo - 1]} {y}"
+        return template(
+            "calendar", f"Calendar: {when}", [self._agenda(when)], [*anchors, self._home()]
         )
 
     def _archive(self, m: re.Match[str], query: str) -> Route | None:

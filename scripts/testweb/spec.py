@@ -29,6 +29,8 @@ SOFT404_NAMED = (*SOFT404_STYLES, "chatty")
 # (extensions/admission/canonical.py DEFAULT_SESSION_PARAMS), so only content tells.
 SESSION_PARAMS = {"hex": "s", "counter": "visit"}
 CALENDAR_STYLES = ("events", "archive", "dated", "compact", "weeks")
+# "months" (/calendar/YYYY/mon/) came later: asked for by name only, as "chatty".
+CALENDAR_NAMED = (*CALENDAR_STYLES, "months")
 PATH_GROWTH_STYLES = ("segments", "counter")
 LONG_URL_STYLES = ("query", "path")
 MAX_SHOP_CATEGORIES = 8
@@ -96,7 +98,7 @@ class HostSpec:
     canonical_links: bool = False
     # Endless calendars, any of "events" (/events?year=&month=), "archive" (/archive/Y/M/D/),
     # "dated" (/agenda?date=YYYY-MM-DD), "compact" (/diary?d=YYYYMMDD), "weeks"
-    # (/planner/YYYY/week-WW/).
+    # (/planner/YYYY/week-WW/), "months" (/calendar/YYYY/mon/, the month by its name).
     calendars: list[str] = field(default_factory=list)
     # Endless paths, any of "segments" (/docs/v1/more/more2/), "counter" (/gallery/p1/p2).
     path_growth: list[str] = field(default_factory=list)
@@ -117,7 +119,7 @@ class HostSpec:
         _check("facet_variants", self.facet_variants, FACET_VARIANTS)
         _check("soft404", [self.soft404] if self.soft404 else [], SOFT404_NAMED)
         _check("session", [self.session] if self.session else [], tuple(SESSION_PARAMS))
-        _check("calendars", self.calendars, CALENDAR_STYLES)
+        _check("calendars", self.calendars, CALENDAR_NAMED)
         _check("path_growth", self.path_growth, PATH_GROWTH_STYLES)
         _check("long_urls", self.long_urls, LONG_URL_STYLES)
         if not 0 <= self.shop_categories <= MAX_SHOP_CATEGORIES:

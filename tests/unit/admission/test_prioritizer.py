@@ -189,6 +189,16 @@ def test_coarse_and_host_wide_patterns() -> None:
         ("http://h.test/diary?d=20240105", True),  # ... but not under a day's name
         ("http://h.test/cal.php?view=day&date=19991231", True),
         ("http://h.test/diary?d=20241305", False),  # no month 13
+        # months by name, year parameters by their short names, a date with slashes
+        ("http://h.test/calendar/2024/jan/", True),
+        ("http://h.test/events/march-2024", True),
+        ("http://h.test/events/2024_sept", True),
+        ("http://h.test/cal?mon=1&yr=2024", True),
+        ("http://h.test/cal.php?date=2024/01/05", True),
+        ("http://h.test/cal.php?date=2024%2F01%2F05", True),
+        ("http://h.test/blog/2024/may/my-post", False),  # a post under a month
+        ("http://h.test/blog/march-madness-2024", False),
+        ("http://h.test/docs/mayday-2024/", False),
         ("http://h.test/item?sku=2024-99-01", False),  # no month 99
         ("http://h.test/docs?v=2024-01-beta", False),
     ],

@@ -222,6 +222,17 @@ def test_event_calendar_runs_both_ways(site: Site) -> None:
     assert site.respond("market.test", "/events?year=2024&month=13").status == 404
 
 
+def test_a_month_calendar_by_name_runs_both_ways() -> None:
+    site = Site(WebSpec(hosts=[HostSpec("cal.test", pages=5, calendars=["months"])]), PORT)
+    back = _chain(site, "cal.test", "/calendar/2024/jan/", 13, "/calendar/")
+    assert [urlsplit(u).path for u in back[:3]] == [
+        "/calendar/2024/jan/", "/calendar/2024/feb/", "/calendar/2024/mar/",
+    ]  # fmt: skip
+    assert urlsplit(back[-1]).path == "/calendar/2025/feb/"
+    assert site.route("cal.test", "/calendar/2024/jan/").kind == "calendar"
+    assert site.route("cal.test", "/calendar/2024/xyz/").kind == "missing"
+
+
 def test_day_archive_runs_both_ways(site: Site) -> None:
     links = _links(site, "news.test", "/archive/2024/12/31/")
     assert site.url("news.test", "/archive/2025/01/01/") in links
