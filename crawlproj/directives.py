@@ -22,7 +22,7 @@ from scrapy.http import TextResponse
 
 from crawlproj.links import SkippedLink, base_url, page_selector, resolve_href
 from extensions.admission.canonical import canonicalize
-from extensions.admission.path_facets import PAGINATION, facet_run
+from extensions.admission.path_facets import FILTER_NAMES, PAGINATION, facet_run
 from extensions.admission.patterns import split_url
 
 if TYPE_CHECKING:
@@ -123,8 +123,10 @@ def declares_variant(url: str, declared: str | None) -> bool:
     same host and path with some of its query parameters (a filter, sort, session or
     tracking one added), or a path it extends by filter segments only
     (/shop/shoes/f/color-red/ -> /shop/shoes/). Not when what it adds only pages the
-    listing, nor a canonical on another host (a mirror, another docs version) or one
-    naming the site's root from a path (a theme that names its home on every page)."""
+    listing or names a document by number (a CMS template whose canonical drops the id:
+    /article.php?id=7 -> /article.php), nor a canonical on another host (a mirror,
+    another docs version) or one naming the site's root from a path (a theme that names
+    its home on every page)."""
     mine, theirs = canonicalize(url), canonicalize(declared) if declared else None
     if not mine or not theirs or mine == theirs:
         return False
@@ -132,10 +134,7 @@ def declares_variant(url: str, declared: str | None) -> bool:
     if page.host != named.host:
         return False
     if page.path == named.path:
-        mine_params = set(page.query.split("&")) if page.query else set()
-        named_params = set(named.query.split("&")) if named.query else set()
-        added = {p.partition("=")[0].lower() for p in mine_params - named_params}
-        return named_params < mine_params and not added <= PAGE_PARAMS
+        return _adds_a_filter(page.query, named.query)
     if named.path == "/" or named.query or not page.path.startswith(named.path):
         return False
     run = facet_run(page.path)
@@ -147,3 +146,17 @@ def declares_variant(url: str, declared: str | None) -> bool:
     return not before_run or (
         len(before_run) == 1 and before_run[0].isalpha() and len(before_run[0]) <= 8
     )
+
+
+def _adds_a_filter(query: str, named_query: str) -> bool:
+    """Whether a query holds the declared one's parameters and more, and what it adds is
+    neither only paging (PAGE_PARAMS) nor only numbers naming a document (a number
+    under a name no filter has: ?id=7, ?article=12)."""
+    mine = set(query.split("&")) if query else set()
+    named = set(named_query.split("&")) if named_query else set()
+    if not named < mine:
+        return False
+    added = [p.partition("=") for p in mine - named]
+    if all(name.lower() in PAGE_PARAMS for name, _, _ in added):
+        return False
+    return not all(v.isdigit() and name.lower() not in FILTER_NAMES for name, _, v in added)

@@ -105,6 +105,9 @@ S = "http://s.test"
         (f"{S}/shop/shoes/?page=2", f"{S}/shop/shoes/", False),
         (f"{S}/list?start=20&p=3", f"{S}/list", False),
         (f"{S}/a?id=4", f"{S}/a?id=3", False),
+        # a number naming the document: a template whose canonical drops the id
+        (f"{S}/article.php?id=7", f"{S}/article.php", False),
+        (f"{S}/shop/?size=42", f"{S}/shop/", True),  # a number under a filter name
         # filter segments after the listing's path, after at most one marker segment
         (f"{S}/shop/shoes/f/color-red/", f"{S}/shop/shoes/", True),
         (f"{S}/shop/shoes/f/color-red/size-m/", f"{S}/shop/shoes/f/color-red/", True),
