@@ -170,9 +170,8 @@ class Admission:
             walk = self.prioritizer.ends_walk(meta, parts, calendar, score)
             if walk:
                 raise Rejected(walk)
-        filtered = not request.dont_filter
         fetch_url, same_document = self._fetch_url(request, canonical)
-        filtered = filtered and not same_document
+        filtered = not request.dont_filter and not same_document
         record = encode_request(
             request, spider, keep_referer=self.keep_referer, url=fetch_url, score=score
         )
