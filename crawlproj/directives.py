@@ -24,6 +24,7 @@ from crawlproj.links import SkippedLink, base_url, page_selector, resolve_href
 from extensions.admission.canonical import canonicalize
 from extensions.admission.path_facets import FILTER_NAMES, PAGINATION, facet_run
 from extensions.admission.patterns import split_url
+from extensions.admission.url_params import PAGE_PARAMS
 
 if TYPE_CHECKING:
     from scrapy.http import Response
@@ -35,11 +36,6 @@ _KNOWN = frozenset(
      "max-video-preview", "indexifembedded"}
 )  # fmt: skip
 _LINK_CANONICAL = re.compile(r'<([^>]*)>\s*;[^,]*\brel="?canonical"?', re.I)
-# Query parameters that page a listing: a paged archive that names its first page as
-# canonical (an SEO plugin's old default) is still a page of its own, with its own links.
-PAGE_PARAMS = frozenset(
-    ("page", "p", "pg", "paged", "pagenum", "pageno", "page_no", "start", "offset", "from")
-)
 
 
 @dataclass(frozen=True)

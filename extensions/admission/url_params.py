@@ -27,6 +27,13 @@ DEFAULT_SESSION_PARAMS: tuple[str, ...] = (
     "sessionid",
 )
 
+# Parameters that page a listing: a change in them alone is the listing's next page (its
+# own walk, and the way to its older items), not a filter (prioritizer.ends_walk), and a
+# paged archive naming its first page as canonical is still a page (directives.py).
+PAGE_PARAMS = frozenset(
+    ("page", "p", "pg", "paged", "pagenum", "pageno", "page_no", "start", "offset", "from")
+)
+
 # ASP.NET's cookieless state: a path segment of letter(value) pairs in parentheses,
 # `/(S(lit3py55t21z5v55vlm25s55))/`, `/(X(1)S(...))/`, `/(A(...)S(...)F(...))/` (session,
 # anonymous id, forms ticket), anywhere under the application's root. Dropped with the

@@ -134,6 +134,25 @@ def test_a_calendar_walk_ends_where_its_score_reaches_zero() -> None:
     assert not ends("http://h.test/post", "http://h.test/calendar/2024/01", 0)  # a real link
 
 
+def test_a_walk_through_a_listings_filters_ends_where_its_score_reaches_zero() -> None:
+    def walk(url: str, parent: str, parent_score: float) -> str:
+        meta = {PARENT_META: (parent_score, parent), "depth": 3}
+        parts = split_url(url)
+        score = PRIO.score(Request(url, meta=meta), parts)
+        return PRIO.ends_walk(meta, parts, False, score)
+
+    listing = "http://h.test/shop/shoes/?tone=red"
+    assert walk("http://h.test/shop/shoes/?fit=m&tone=red", listing, 90) == ""  # early
+    assert walk("http://h.test/shop/shoes/?fit=m&tone=red", listing, 5) == "facet_walk"
+    assert walk("http://h.test/shop/shoes/?tone=blue", listing, 5) == "facet_walk"
+    # Not a move in the filters: the listing's next page, another path, a first filter.
+    assert walk("http://h.test/shop/shoes/?page=2&tone=red", listing, 5) == ""
+    assert walk("http://h.test/shop/item?tone=red", listing, 5) == ""
+    assert walk("http://h.test/shop/shoes/?tone=red", "http://h.test/shop/shoes/", 5) == ""
+    path_run = "http://h.test/shop/shoes/f/color-red/"
+    assert walk(path_run + "size-m/", path_run, 5) == "facet_walk"
+
+
 def test_a_url_growing_its_parents_sinks_and_its_walk_ends_at_zero() -> None:
     def step(url: str, parent: str, parent_score: float, depth: int) -> tuple[float, str]:
         meta = {PARENT_META: (parent_score, parent), "depth": depth}
