@@ -6,17 +6,36 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
-# Names are matched case-insensitively; a trailing "*" makes a prefix match.
+# Names are matched case-insensitively; a trailing "*" makes a prefix match. Each is a
+# click, campaign or e-mail identifier an ad or analytics vendor appends to a link: it
+# never selects content (so not `ref` or `source`, which a site may route on: a code
+# host's ?ref= names a branch).
 DEFAULT_TRACKING_PARAMS: tuple[str, ...] = (
     "utm_*",
     "fbclid",
     "gclid",
+    "gbraid",
+    "wbraid",
     "dclid",
     "msclkid",
     "mc_cid",
     "mc_eid",
     "_ga",
+    "_gl",
     "yclid",
+    "twclid",
+    "ttclid",
+    "li_fat_id",
+    "igshid",
+    "srsltid",
+    "_hsenc",
+    "_hsmi",
+    "mkt_tok",
+    "oly_enc_id",
+    "oly_anon_id",
+    "vero_id",
+    "rb_clickid",
+    "s_kwcid",
 )
 # "aspsessionid*": classic ASP names it ASPSESSIONIDXXXXXXXX (random suffix).
 DEFAULT_SESSION_PARAMS: tuple[str, ...] = (

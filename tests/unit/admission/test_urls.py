@@ -126,6 +126,11 @@ CASES: list[tuple[str, str | None, str | None]] = [
     ("http://example.com/?utm_source=x&UTM_Medium=y&id=3", None, "http://example.com/?id=3"),
     ("http://example.com/?fbclid=abc", None, "http://example.com/"),
     (
+        "http://example.com/a?gbraid=1&wbraid=2&_gl=3&ttclid=4&igshid=5&srsltid=6&_hsenc=7&mkt_tok=8&ref=x",
+        None,
+        "http://example.com/a?ref=x",
+    ),
+    (
         "http://example.com/?gclid=1&dclid=2&msclkid=3&yclid=4&_ga=5&mc_cid=6&mc_eid=7&k=v",
         None,
         "http://example.com/?k=v",
