@@ -166,13 +166,19 @@ class Prioritizer:
         return "facet_walk" if self._refines_filters(parts, parent[1]) else ""
 
     def _refines_filters(self, parts: UrlParts, parent_url: str) -> bool:
-        """The URL moves in its parent's filters: the same path with other parameters
-        than the parent's query (paging aside: a listing's next page is its own walk,
-        and the way to its older items), or a segment added to its parent's run of
-        filter segments."""
+        """The URL moves in its parent's filters: the same path with a parameter added
+        or taken away, or other values of two or more (paging aside: a listing's next
+        page is its own walk, and the way to its older items); or a segment added to its
+        parent's run of filter segments. One parameter's other value is the next
+        document of a one-parameter site (?title=, ?id=), not a filter."""
         if parts.query and "?" in parent_url:
             parent = self._split_parent(parent_url)
-            return parent.path == parts.path and _unpaged(parts.query) != _unpaged(parent.query)
+            if parent.path != parts.path:
+                return False
+            mine, theirs = _unpaged(parts.query), _unpaged(parent.query)
+            if mine == theirs:
+                return False
+            return len(mine) > 1 or _names(mine) != _names(theirs)
         run = _filter_run(parts.path)
         return bool(run.segments) and refines(run, self._split_parent(parent_url).path)
 
@@ -236,6 +242,10 @@ def _filter_run(path: str) -> FacetRun:
 def _unpaged(query: str) -> frozenset[str]:
     """A query's name=value pairs without the paging ones."""
     return frozenset(p for p in query.split("&") if p.partition("=")[0].lower() not in PAGE_PARAMS)
+
+
+def _names(pairs: frozenset[str]) -> frozenset[str]:
+    return frozenset(p.partition("=")[0] for p in pairs)
 
 
 def _refines(parts: UrlParts, parent_url: str) -> bool:

@@ -144,11 +144,15 @@ def test_a_walk_through_a_listings_filters_ends_where_its_score_reaches_zero() -
     listing = "http://h.test/shop/shoes/?tone=red"
     assert walk("http://h.test/shop/shoes/?fit=m&tone=red", listing, 90) == ""  # early
     assert walk("http://h.test/shop/shoes/?fit=m&tone=red", listing, 5) == "facet_walk"
-    assert walk("http://h.test/shop/shoes/?tone=blue", listing, 5) == "facet_walk"
     # Not a move in the filters: the listing's next page, another path, a first filter.
     assert walk("http://h.test/shop/shoes/?page=2&tone=red", listing, 5) == ""
     assert walk("http://h.test/shop/item?tone=red", listing, 5) == ""
     assert walk("http://h.test/shop/shoes/?tone=red", "http://h.test/shop/shoes/", 5) == ""
+    # One parameter's other value: the next document of a ?title= or ?id= site.
+    assert walk("http://h.test/index.php?title=B", "http://h.test/index.php?title=A", 0) == ""
+    assert walk("http://h.test/s/?fit=l&tone=blue", "http://h.test/s/?fit=m&tone=red", 5) == (
+        "facet_walk"
+    )
     path_run = "http://h.test/shop/shoes/f/color-red/"
     assert walk(path_run + "size-m/", path_run, 5) == "facet_walk"
 
