@@ -4,10 +4,8 @@ server, and a name resolving into a refused network (a refusal, not a DNS failur
 
 from __future__ import annotations
 
-import ast
 import itertools
 import json
-import re
 import subprocess
 import sys
 import time
@@ -18,6 +16,7 @@ from scripts.crawlrun import run_crawl, write_seeds
 from scripts.testweb import HostSpec, TestWeb, WebSpec
 from tests.dnsserver import PROJECT_ROOT, LocalDns
 from tests.integration.ipv6_web import Ipv6Site
+from tests.integration.test_gates import stats_of
 
 # The probe resolves every 50 ms; a re-query may come that much after the expiry, plus
 # lookup latency and scheduling on 2 shared cores.
@@ -102,13 +101,6 @@ def test_a_changed_record_is_followed_within_its_ttl(local_dns: LocalDns, redis_
     assert stats["dns/cache/stale_used"] >= 1
 
 
-def crawl_stats(log: str) -> dict[str, Any]:
-    """The stats dict Scrapy dumps at the end of the crawl log."""
-    match = re.search(r"Dumping Scrapy stats:\n(\{.*?\})\n", log, re.S)
-    assert match, "no stats in the crawl log"
-    return ast.literal_eval(re.sub(r"datetime\.datetime\([^)]*\)", "None", match.group(1)))
-
-
 def dns_only(dns: LocalDns, **extra: Any) -> dict[str, Any]:
     """Crawl settings under which names resolve only through `dns`."""
     return {
@@ -135,7 +127,7 @@ def test_a_crawl_resolves_names_only_through_dns_servers(tmp_path: Path) -> None
     assert "DNS lookup failed" not in result.log
     # One lookup per name for the frontier and the downloader together (TTL 300 s).
     assert sorted(q["name"] for q in queries) == sorted(web.hosts)
-    stats = crawl_stats(result.log)
+    stats = stats_of(result)
     assert stats["dns/lookups"] == 2 and "dns/failed" not in stats
 
 
@@ -159,7 +151,7 @@ def test_a_name_in_a_refused_network_is_refused_once_and_never_contacted(tmp_pat
         lines = [line for line in result.log.splitlines() if f"Dropping URLs of {name}" in line]
         assert len(lines) == 1 and "(loopback)" in lines[0], lines
         assert [q["type"] for q in queries if q["name"] == name] == ["A"]  # asked once
-    stats = crawl_stats(result.log)
+    stats = stats_of(result)
     assert stats["dns/refused/loopback"] == stats["frontier/dns/refused/loopback"] == 2
     assert "frontier/dns/failed" not in stats and "resolution failed" not in result.log
 
@@ -192,5 +184,5 @@ def test_dns_ipv6_off_never_asks_for_aaaa_nor_contacts_the_ipv6_site(tmp_path: P
     assert result.returncode == 0, result.log[-3000:]
     assert requests == []
     assert asked == ["A"]
-    assert crawl_stats(result.log)["dns/failed/nodata"] == 1
+    assert stats_of(result)["dns/failed/nodata"] == 1
     assert "Dropping URLs of six.test: resolution failed 1 times" in result.log

@@ -3,24 +3,17 @@ and a server that only ever redirects ends its chain instead of the crawl's budg
 
 from __future__ import annotations
 
-import ast
-import re
 from contextlib import ExitStack
 from typing import Any
 
 import pytest
 
 from extensions.admission.canonical import canonicalize
-from scripts.crawlrun import CrawlResult, run_crawl, write_seeds
+from scripts.crawlrun import run_crawl, write_seeds
 from tests.integration.session_web import PAGES, STYLES, SessionWeb
+from tests.integration.test_gates import stats_of
 
 PAGE_STYLES = [style for style in STYLES if style != "loop"]
-
-
-def stats_of(result: CrawlResult) -> dict[str, Any]:
-    match = re.search(r"Dumping Scrapy stats:\n(\{.*?\})\n", result.log, re.S)
-    assert match, "no stats in the crawl log"
-    return ast.literal_eval(re.sub(r"datetime\.datetime\([^)]*\)", "None", match.group(1)))
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,6 @@ request a random link, and leave every real page of both hosts unmarked.
 
 from __future__ import annotations
 
-import ast
 import gzip
 import re
 import uuid
@@ -21,10 +20,11 @@ from typing import Any
 import pytest
 
 from extensions.content.soft404 import PROBE_SUFFIX
-from scripts.crawlrun import CrawlResult, run_crawl, write_seeds
+from scripts.crawlrun import run_crawl, write_seeds
 from scripts.testweb import TestWeb, WebSpec
 from scripts.testweb.spec import HostSpec
 from tests.integration.one_host_web import OneHostWeb
+from tests.integration.test_gates import stats_of
 from tests.unit.content import soft404_pages as corpus
 
 HTML = "text/html; charset=utf-8"
@@ -91,12 +91,6 @@ class HonestWeb(OneHostWeb):
     def answer(self, path: str) -> tuple[str, bytes] | None:
         page = self.PAGES.get(path)
         return (HTML, page.encode()) if page else None  # unknown paths: 404
-
-
-def stats_of(result: CrawlResult) -> dict[str, Any]:
-    match = re.search(r"Dumping Scrapy stats:\n(\{.*?\})\n", result.log, re.S)
-    assert match, "no stats in the crawl log"
-    return ast.literal_eval(re.sub(r"datetime\.datetime\([^)]*\)", "None", match.group(1)))
 
 
 @pytest.fixture(scope="module")
