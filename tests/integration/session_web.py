@@ -12,7 +12,7 @@ must neither lose their pages nor fetch each page once per session.
 
 Pages are /, /p1 .. /p<PAGES-1>, each with its own words (no two pages of the crawl are
 one template or near duplicates).
-Every request is logged with its status.
+Every request is logged with its status (OneHostWeb's server).
 """
 
 from __future__ import annotations
@@ -20,9 +20,8 @@ from __future__ import annotations
 import random
 import re
 import secrets
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Self
+
+from tests.integration.one_host_web import OneHostWeb
 
 PAGES = 24
 STYLES: dict[str, str] = {
@@ -61,19 +60,31 @@ def _name(m: int) -> str:
     return f"p{m}" if m else ""
 
 
-class SessionWeb:
+class SessionWeb(OneHostWeb):
     """One session style on its own address and a free port; use as a context manager."""
 
     def __init__(self, style: str) -> None:
-        self.style, self.address = style, STYLES[style]
-        self.host = f"{style}.session.test"
-        self.requests: list[tuple[str, int]] = []
-        self._server: ThreadingHTTPServer | None = None
+        super().__init__()
+        self.style = style
 
-    def answer(self, path: str) -> tuple[int, str, bytes]:
-        """(status, Location or content type, body)."""
+    @property
+    def host(self) -> str:
+        return f"{self.style}.session.test"
+
+    @property
+    def address(self) -> str:
+        return STYLES[self.style]
+
+    def respond(self, path: str) -> tuple[int, tuple[tuple[str, str], ...], bytes]:
+        """(status, headers, body): a page, its redirect to a session, or a 404."""
         if path == "/robots.txt":
-            return 200, "text/plain", b"User-agent: *\nAllow: /\n"
+            return super().respond(path)
+        status, header, body = self._answer(path)
+        name = "Location" if status == 302 else "Content-Type"
+        return status, ((name, header),), body
+
+    def _answer(self, path: str) -> tuple[int, str, bytes]:
+        """(status, Location or content type, body)."""
         if self.style == "loop":
             match = _ASPNET.match(path)
             return 302, f"/(S({_token()})){match.group(3) if match else path}", b""
@@ -108,35 +119,6 @@ class SessionWeb:
         links = [f"{_name(m) or './'}{suffix}" for m in relative]
         links += [f"{root}/{_name(m)}{'' if root else suffix}" for m in rooted]
         return 200, "text/html; charset=utf-8", page_html(self.host, n, links)
-
-    def __enter__(self) -> Self:
-        web = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                status, header, body = web.answer(self.path)
-                self.send_response(status)
-                self.send_header("Location" if status == 302 else "Content-Type", header)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-                web.requests.append((self.path, status))
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self._server = ThreadingHTTPServer((self.address, 0), Handler)
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-
-    def url(self, path: str = "/") -> str:
-        assert self._server is not None
-        return f"http://{self.host}:{self._server.server_address[1]}{path}"
 
 
 def _token() -> str:

@@ -51,7 +51,7 @@ def test_every_page_is_crawled_once(crawled, style: str) -> None:
     app = "/app" if style == "aspnet-app" else ""
     # The home page's row is the seed's: "/", wherever its redirects led.
     assert sorted(pages) == sorted(["/", *(f"{app}/p{n}" for n in range(1, PAGES))])
-    fetched = [path for path, status in web.requests if status == 200 and "robots" not in path]
+    fetched = [r["path"] for r in web.requests if r["status"] == 200 and "robots" not in r["path"]]
     # Each page's body once (and the soft-404 probe's answer, if the host had one).
     assert len(fetched) <= PAGES + 1, sorted(fetched)
     # A link goes out with its session: only a tokenless one (a root-relative link on
