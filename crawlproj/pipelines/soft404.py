@@ -69,9 +69,7 @@ from extensions.content.soft404 import (
     learn,
     learn_second,
     origin_of,
-    page_words,
-    reference_phrases,
-    reference_words,
+    reference,
     text_phrases,
     text_words,
 )
@@ -189,14 +187,15 @@ class Soft404Checker:
             return Check(("probes",))
         final = response.url if response.url != probed else ""
         text = isinstance(response, TextResponse) and not final
-        answer: Words = page_words(response.text, probed) if text else frozenset()
+        said_text = page_text_of(response) if text else ""  # extracted once
+        answer: Words = text_words(said_text, probed) if text else frozenset()
         body_hash = content_hash(response.body) if text and response.body else ""
         # The claim holds the reference; a probe delivered again after it was settled
         # finds none, and keeps the redirect rule only.
         claim = self.states.read(origin)
         claimed = claim is not None and claim.kind == CLAIMED
         reference = claim.reference if claim is not None and claimed else None
-        said: Phrases = text_phrases(page_text_of(response), probed) if text else ()
+        said: Phrases = text_phrases(said_text, probed) if text else ()
         furniture: Phrases = claim.reference_phrases if claim is not None and claimed else ()
         print_ = learn(answer, reference, final, body_hash, (said, furniture))
         self.states.settle(origin, OriginState(SOFT, print=print_))
@@ -229,8 +228,10 @@ class Soft404Checker:
         if state is None:
             if copy:
                 return Check(("deferred",))
-            words = reference_words(response.text, response.url)
-            won = self.states.claim(origin, words, reference_phrases(response.text))
+            # The duplicate check (an earlier pipeline) extracted this page's main text.
+            main = response_page_text(response).text
+            words, phrases = reference(main, response.text, response.url)
+            won = self.states.claim(origin, words, phrases)
             return Check(("claimed",) if won else ("unchecked",), send_probe=won)
         if state.kind == CLAIMED:
             return Check(("unchecked",))

@@ -121,8 +121,17 @@ def text_words(text: str, requested_url: str) -> Words:
 def reference_words(html: str | bytes, url: str) -> Words:
     """Every word a reader sees on a real page of the origin: its main text and its
     visible text, furniture and all (short pages are compared by their visible text)."""
-    words = tokens(page_text(html).text) + tokens(visible_text(html))
-    return _distinct(words, MAX_REFERENCE_WORDS) - url_words(url)
+    return reference(page_text(html).text, html, url)[0]
+
+
+def reference(main_text: str, html: str | bytes, url: str) -> tuple[Words, Phrases]:
+    """A real page's words (reference_words) and phrases (its main text's, then its
+    visible text's other ones), from its main text (the caller's, extracted once) and
+    its visible text."""
+    visible = visible_text(html)
+    words = _distinct(tokens(main_text) + tokens(visible), MAX_REFERENCE_WORDS) - url_words(url)
+    main = text_phrases(main_text)
+    return words, main + tuple(set(text_phrases(visible)) - set(main))
 
 
 def _distinct(words: list[str], cap: int) -> Words:
@@ -159,12 +168,6 @@ def text_phrases(text: str, requested_url: str = "") -> Phrases:
 
 def _number_as_hash(word: str) -> str:
     return "#" if _DIGIT.search(word) else word
-
-
-def reference_phrases(html: str | bytes) -> Phrases:
-    """Every phrase a reader sees on a real page: its main text's and its visible text's."""
-    main = text_phrases(page_text(html).text)
-    return main + tuple(set(text_phrases(visible_text(html))) - set(main))
 
 
 @dataclass(frozen=True)

@@ -22,10 +22,10 @@ from extensions.content.soft404 import (
     origin_of,
     page_words,
     probe_url,
-    reference_phrases,
     reference_words,
     text_phrases,
 )
+from extensions.content.soft404 import reference as reference_of
 from extensions.content.soft404_states import (
     CLAIM_RECHECK_S,
     CLAIMED,
@@ -105,7 +105,7 @@ def templated(site: str, kind: str, reference: str) -> NotFoundPrint:
     said = text_phrases(page_text(first).text, PROBE)
     print_ = learn(
         page_words(first, PROBE), reference_words(ref_html, ref_url), "", "",
-        (said, reference_phrases(ref_html)),
+        (said, reference_of(page_text(ref_html).text, ref_html, ref_url)[1]),
     )  # fmt: skip
     return learn_second(print_, text_phrases(page_text(second).text, SECOND_PROBE))
 
