@@ -38,7 +38,7 @@ _DATE_NAMES = tuple(
     if (year, part) not in (("y", "mon"), ("y", "mo"), ("y", "wk"), ("y", "day"))
 )
 # A query value that is a date (?date=2024-05-17, ?month=2024-05, ?d=2024/05/17): a day
-# or month calendar whatever its parameter's name. A bare number (?d=20240517) may be an id.
+# or month calendar whatever its parameter's name (a bare number: _DATE_NUMBER).
 _DATE_VALUE = re.compile(
     r"(?:^|&)[^=&]*=(1[6-9]|2[0-9])\d\d(-|/|%2[Ff])(0?[1-9]|1[0-2])(\2(0?[1-9]|[12]\d|3[01]))?"
     r"(?:&|$)"

@@ -193,12 +193,16 @@ class Canonicalizer:
         self,
         tracking_params: Iterable[str] = DEFAULT_TRACKING_PARAMS,
         session_params: Iterable[str] = DEFAULT_SESSION_PARAMS,
+        *,
+        path_sessions: bool = True,
     ) -> None:
+        """path_sessions: drop the session state in paths too (with_path_session's twin
+        keeps it)."""
         self.tracking_params = tuple(tracking_params)
         self.session_params = tuple(session_params)
         self._drop = param_matcher(self.tracking_params + self.session_params)
         self._drop_path = param_matcher(self.session_params)
-        self._strips_path_params = bool(self.session_params)
+        self._strips_path_params = path_sessions and bool(self.session_params)
         # Pages yield many links against one base: parse each base once.
         self._base_parts = functools.lru_cache(maxsize=1024)(self._parse_base)
         self._keeps_path_sessions: Canonicalizer | None = None  # with_path_session's
@@ -247,8 +251,7 @@ class Canonicalizer:
         the linked one it serves (admit.py)."""
         twin = self._keeps_path_sessions
         if twin is None:
-            twin = Canonicalizer(self.tracking_params, self.session_params)
-            twin._strips_path_params = False
+            twin = Canonicalizer(self.tracking_params, self.session_params, path_sessions=False)
             self._keeps_path_sessions = twin
         return twin.canonicalize(url)
 
