@@ -62,7 +62,7 @@ if str(ROOT) not in sys.path:
 
 from bench._common import NOISE_NOTE, fmt, table  # noqa: E402
 from scripts.crawlrun import crawl_command, write_seeds  # noqa: E402
-from scripts.testweb import TestWeb, WebSpec  # noqa: E402
+from scripts.testweb import HostSpec, TestWeb, WebSpec  # noqa: E402
 from scripts.testweb.dealt import dealt  # noqa: E402
 
 RUNS = ("ours", "stock", "before")
@@ -249,22 +249,7 @@ def run_one(label: str, name: str, args: argparse.Namespace, paths: tuple[Path, 
     out, before = paths
     out.mkdir(parents=True)
     lifetime = args.time_cap + 2 * KILL_GRACE_S
-    spec = dataclasses.replace(web_spec(args.web), trap_prose=args.trap_prose)
-    if args.canonical_links:
-        hosts = [dataclasses.replace(h, canonical_links=True) for h in spec.hosts]
-        spec = dataclasses.replace(spec, hosts=hosts)
-    if args.calendar_style:
-        timed = [
-            dataclasses.replace(h, calendars=[args.calendar_style]) if h.calendars else h
-            for h in spec.hosts
-        ]
-        spec = dataclasses.replace(spec, hosts=timed)
-    if args.soft404_style:
-        styled = [
-            dataclasses.replace(h, soft404=args.soft404_style) if h.soft404 else h
-            for h in spec.hosts
-        ]
-        spec = dataclasses.replace(spec, hosts=styled)
+    spec = restyled(web_spec(args.web), args)
     with TestWeb(spec, out / "requests.jsonl", lifetime) as web:
         real = set(web.real_pages())
         caps = Caps(args.budget_factor * len(real), args.time_cap, args.delay)
@@ -334,6 +319,24 @@ def before_checkout(args: argparse.Namespace) -> Iterator[Path]:
             tree.parent.rmdir()  # the mkdtemp folder, empty once the worktree is gone
 
 
+def restyled(spec: WebSpec, args: argparse.Namespace) -> WebSpec:
+    """The web with the variants asked for: --trap-prose, --canonical-links, and the
+    calendar and soft-404 hosts restyled (ValueError names a style no host has)."""
+
+    def host(h: HostSpec) -> HostSpec:
+        changes: dict[str, Any] = {}
+        if args.canonical_links:
+            changes["canonical_links"] = True
+        if args.calendar_style and h.calendars:
+            changes["calendars"] = [args.calendar_style]
+        if args.soft404_style and h.soft404:
+            changes["soft404"] = args.soft404_style
+        return dataclasses.replace(h, **changes) if changes else h
+
+    hosts = [host(h) for h in spec.hosts]
+    return dataclasses.replace(spec, trap_prose=args.trap_prose, hosts=hosts)
+
+
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", default=",".join(RUNS), help="comma list of ours,stock,before")
@@ -358,8 +361,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     if unknown:
         parser.error(f"--runs: unknown {sorted(unknown)}; choose from {','.join(RUNS)}")
     try:
-        web_spec(args.web)  # a misspelt web stops here, before any crawl
-    except argparse.ArgumentTypeError as e:
+        restyled(web_spec(args.web), args)  # a misspelt web or style stops here
+    except (argparse.ArgumentTypeError, ValueError) as e:
         parser.error(str(e))
     return args
 
