@@ -183,6 +183,11 @@ PRIORITY_TRAP_REOPEN_AFTER = 3
 PRIORITY_TRAP_END_AFTER = 2
 # Duplicates differing only in one query parameter before the host's URLs drop it (0 = off).
 PRIORITY_NOISE_AFTER = 2
+# Generator traps (admission/sprawl.py): a page whose links of its own shape are this many
+# or more and all new to the crawl is a sprawl page (0 = off); a pattern closes once this
+# many of its pages were (0 = off), when they are most of its recent pages.
+PRIORITY_SPRAWL_MIN_LINKS = 2
+PRIORITY_TRAP_SPRAWL_AFTER = 8
 
 # --- URL-seen (a Bloom filter per shard in Redis; repeats of recent links dropped before) ---
 # Bloom bits per URL key: false-positive rate 8.1e-5 at 20, 8.4e-3 at 10 (4096-bit blocks).

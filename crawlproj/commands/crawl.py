@@ -30,6 +30,7 @@ from extensions.admission.politeness_key import HOST_IP_KEYS
 from extensions.admission.priorities import FRONT_QUEUES, PRIORITIES, priority_weights
 from extensions.admission.prioritizer import PRIORITY
 from extensions.admission.recent import RECENT
+from extensions.admission.sprawl import SPRAWL
 from extensions.config import FLAG, STRINGS, Setting, Table, at_least
 from extensions.content.neardup_config import NEARDUP
 from extensions.dns.cache import DNS
@@ -98,6 +99,7 @@ TABLES: tuple[Table[Any], ...] = (
     PAGE_TOKENS,
     PRIORITY,
     TRAPS,
+    SPRAWL,
     NOISE,
     DNS,
     SEEN,

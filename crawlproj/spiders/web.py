@@ -15,8 +15,10 @@ declared canonical names the listing it filters or sorts), "copy"
 (a duplicate of a page of its own URL pattern: that page was no new content either;
 a template copy of a page with the same path pattern on another host is one too: one
 site's software serving two hosts, whose first page on this host was the template),
-"soft_404", or "unchanged" (a re-crawl found the same copy: same body or main
-text, or a 304). Other statuses, released pages and probes carry none: the
+"soft_404", "unchanged" (a re-crawl found the same copy: same body or main
+text, or a 304), or "sprawl" (new content whose links of its own shape were all new:
+a generator's page, admission/sprawl.py; the frontier settles it as "new" where another
+page linked one of them). Other statuses, released pages and probes carry none: the
 frontier sees the status itself.
 
 Links not followed: a page that says nofollow, is not HTML, is a re-crawl's
@@ -32,6 +34,7 @@ IP's queue); its answer goes to the soft-404 checker and yields nothing.
 runs the same two functions over stored bodies.
 
 Stats: crawlproj/pages/<unchanged|gone|soft_404|exact_duplicate>_links_skipped,
+crawlproj/pages/sprawl_candidate,
 crawlproj/pages/<not_html|nofollow|released>, crawlproj/links/skipped/invalid,
 crawlproj/soft404/probes_sent, crawlproj/soft404/probes_failed,
 crawlproj/errors/<failure type>, crawlproj/sitemaps/<urls|invalid>.
@@ -57,10 +60,13 @@ from crawlproj.links import extract_links
 from crawlproj.page_tokens import PageTokenConfig, cut_page_tokens
 from crawlproj.pipelines.content import TEMPLATE_COPY_META
 from crawlproj.pipelines.soft404 import Soft404Checker, soft404_checker
+from crawlproj.response_headers import content_type, header, is_html, parse_headers
 from crawlproj.seeds import SeedLine, read_seed_arg
 from extensions.admission.patterns import pattern_path, url_patterns
 from extensions.admission.recent import count_repeat, recent_links_of
 from extensions.admission.records import CANONICAL_META
+from extensions.admission.sprawl import SPRAWL, SPRAWL_META, SprawlConfig, candidate_links
+from extensions.config import read
 from extensions.content.soft404 import SECOND_PROBE_META, SEND_PROBE_META, probe_url
 from extensions.content.template import blames
 from extensions.pagestore.protocol import StoreUnavailable
@@ -71,9 +77,6 @@ if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
 logger = logging.getLogger(__name__)
-
-# Response headers kept on the row because they change how the body is read.
-PARSE_HEADERS = ("Content-Type", "X-Robots-Tag", "Link")
 
 
 @dataclass(frozen=True)
@@ -86,7 +89,7 @@ class PageParse:
 def parse_page(response: Response, token: str, stats: Stats | None = None) -> PageParse:
     """Row fields read from the page: robots directives, canonical, extractor fields."""
     directives = page_directives(response, token)
-    html = response if isinstance(response, TextResponse) and _is_html(response) else None
+    html = response if isinstance(response, TextResponse) and is_html(response) else None
     extracted = registry.run(html, stats) if html is not None else {}
     fields = {
         "noindex": directives.noindex,
@@ -126,6 +129,7 @@ class WebSpider(scrapy.Spider):
     checkpoint: Checkpoint  # set in from_crawler
     soft404: Soft404Checker | None  # set in from_crawler; None: SOFT404_ENABLED is off
     page_tokens: PageTokenConfig | None  # set in from_crawler; None: URL_STRIP_PAGE_TOKENS off
+    sprawl: SprawlConfig  # set in from_crawler (PRIORITY_SPRAWL_MIN_LINKS)
 
     def __init__(self, seeds: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -147,6 +151,7 @@ class WebSpider(scrapy.Spider):
         spider.checkpoint = checkpoint_for(crawler)
         spider.soft404 = soft404_checker(crawler)
         spider.page_tokens = PageTokenConfig.from_settings(crawler.settings)
+        spider.sprawl = read(SPRAWL, crawler.settings)
         return spider
 
     async def start(self) -> AsyncIterator[scrapy.Request]:
@@ -177,15 +182,32 @@ class WebSpider(scrapy.Spider):
             response.meta["frontier_outcome"] = outcome
         if self.links_skipped(item):
             return
-        recent = recent_links_of(self.crawler)
-        for url in follow_links(page, response, self.crawler.stats, self.page_tokens):
-            if recent is not None and recent.repeats_link(url, response.url):
-                # Queued lately by this worker: no Request, middlewares or scheduling.
-                count_repeat(self.crawler.stats)
-                continue
-            request = self.link_request(url)
+        links = follow_links(page, response, self.crawler.stats, self.page_tokens)
+        fresh, own = self.fresh_links(links, response, outcome)
+        marked = {SPRAWL_META: response.meta["frontier_lease"]} if own else None
+        for url in fresh:
+            request = self.link_request(url, meta=marked if url in own else None)
             if request is not None:
                 yield request
+
+    def fresh_links(
+        self, links: list[str], response: Response, outcome: str | None
+    ) -> tuple[list[str], frozenset[str]]:
+        """The links to request (not those this worker queued lately: no Request,
+        middlewares or scheduling), and a sprawl candidate's (admission/sprawl.py) fresh
+        links of its own shape, to be marked with its lease; its outcome is "sprawl"."""
+        recent = recent_links_of(self.crawler)
+        if recent is None:
+            return links, frozenset()
+        fresh, repeated = recent.split(links, response.url)
+        count_repeat(self.crawler.stats, len(repeated))
+        if outcome != "new" or "frontier_lease" not in response.meta:
+            return fresh, frozenset()
+        own = candidate_links(response.url, fresh, repeated, self.sprawl.min_links)
+        if own:
+            response.meta["frontier_outcome"] = "sprawl"
+            self.crawler.stats.inc_value("crawlproj/pages/sprawl_candidate")
+        return fresh, frozenset(own)
 
     def links_skipped(self, item: PageItem) -> bool:
         """True (counted) for a page whose links are not to be followed."""
@@ -303,10 +325,10 @@ class WebSpider(scrapy.Spider):
             fetched_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
             depth=response.meta.get("depth", 0),
             ip=str(response.ip_address) if response.ip_address else None,
-            content_type=_content_type(response),
+            content_type=content_type(response),
             length=len(response.body),
-            etag=_header(response, b"ETag"),
-            last_modified=_header(response, b"Last-Modified"),
+            etag=header(response, b"ETag"),
+            last_modified=header(response, b"Last-Modified"),
             headers=parse_headers(response),
         )
 
@@ -348,35 +370,6 @@ def frontier_outcome(item: PageItem, meta: dict[str, Any] | None = None) -> str 
     if declares_variant(item.get("url") or "", item.get("canonical")):
         return "duplicate"
     return "new"
-
-
-def parse_headers(response: Response) -> dict[str, list[str]]:
-    """PARSE_HEADERS present on the response, name -> values (latin-1 decoded)."""
-    found: dict[str, list[str]] = {}
-    for name in PARSE_HEADERS:
-        values = response.headers.getlist(name)
-        if values:
-            found[name] = [v.decode("latin-1") for v in values]
-    return found
-
-
-def _header(response: Response, name: bytes) -> str | None:
-    raw = response.headers.get(name)
-    if not raw:
-        return None
-    return raw.decode("latin-1").strip() or None
-
-
-def _content_type(response: Response) -> str | None:
-    raw = response.headers.get(b"Content-Type")
-    if not raw:
-        return None
-    return raw.decode("latin-1").split(";", 1)[0].strip().lower() or None
-
-
-def _is_html(response: Response) -> bool:
-    content_type = _content_type(response)
-    return content_type is None or content_type in ("text/html", "application/xhtml+xml")
 
 
 def _inc(stats: Stats | None, key: str) -> None:

@@ -22,6 +22,12 @@ page) came above the highest number fetched as new content, numbers past the low
 one are refused (`past_the_end`; queued ones dropped when leased), but for one probe in
 PRIORITY_TRAP_PROBE_EVERY and sitemap URLs; a new page past the end lifts it.
 
+Generators: a page whose links of its own shape were all new to the crawl is "sprawl"
+(admission/sprawl.py). It counts as new content until PRIORITY_TRAP_SPRAWL_AFTER of the
+pattern's pages were sprawl; that one recounts them as bad, and so is every sprawl page
+after it: a generator's pattern then closes, while a real section, whose first pages
+may be sprawl but whose later ones link back into it, keeps a good share.
+
 Host budget (on by default, never unlimited unless the operator says so):
 PRIORITY_HOST_BUDGET (PRIORITY_HOST_BUDGET_SEEDED for a host a seed names, or where a
 seed redirected) + PRIORITY_HOST_BUDGET_PER_REFERRER x distinct referring hosts +
@@ -58,6 +64,7 @@ class TrapConfig:
     budget_per_referrer: int
     budget_per_sitemap_url: float
     end_after: int  # dead numbers above a sequence's highest live one that end it (0 = off)
+    sprawl_after: int  # sprawl pages before a pattern's sprawl counts as bad (0 = off)
 
 
 TRAPS = Table(
@@ -85,6 +92,7 @@ TRAPS = Table(
             lambda n: n == 0 or n >= 2, "0 (off) or >= 2: one broken link must not end a sequence"
         ),
     ),
+    Setting("PRIORITY_TRAP_SPRAWL_AFTER", "sprawl_after", int, at_least(0)),
 )
 
 
@@ -95,9 +103,9 @@ def trap_config(settings: BaseSettings) -> TrapConfig:
 
 def pattern_state(raw: str) -> dict[str, Any]:
     """A URL pattern's trap-feedback record, "admitted,n,bad,fresh,state,probes,outcomes,
-    highest live number,lowest dead number above it,dead numbers above it"
+    highest live number,lowest dead number above it,dead numbers above it,sprawl pages"
     (frontier/lua/traps.lua), as operators read it (scrapy status --host, the report)."""
-    values = [float(x) for x in raw.split(",")] + [0.0] * 10
+    values = [float(x) for x in raw.split(",")] + [0.0] * 11
     admitted, n, bad, fresh, state, probes, outcomes, live, dead, dead_count = values[:10]
     sequence = {"highest_live": int(live), "lowest_dead": int(dead), "dead": int(dead_count)}
     return {
@@ -107,6 +115,7 @@ def pattern_state(raw: str) -> dict[str, Any]:
         "bad_share": round(bad / n, 3) if n else 0.0,
         "fresh_streak": int(fresh),
         "refused_while_closed": int(probes),
+        **({"sprawl_pages": int(values[10])} if values[10] else {}),
         **({"sequence": sequence} if dead_count or live else {}),
     }
 

@@ -69,6 +69,14 @@ class RecentLinks:
         safe URL is its own request.url; any other spelling just misses here."""
         return self._repeats(url, (None, parent_url))
 
+    def split(self, links: list[str], parent_url: str) -> tuple[list[str], list[str]]:
+        """A page's links as (fresh, repeats): repeats_link for each."""
+        fresh: list[str] = []
+        repeated: list[str] = []
+        for url in links:
+            (repeated if self.repeats_link(url, parent_url) else fresh).append(url)
+        return fresh, repeated
+
     def _repeats(self, url: str, parent: tuple[float | None, str] | None) -> bool:
         host = self._hosts.get(url)
         if host is None:
@@ -108,10 +116,10 @@ def recent_links_of(crawler: Crawler) -> RecentLinks | None:
     return _by_crawler.get(crawler)
 
 
-def count_repeat(stats: StatsCollector | None) -> None:
-    """Count a repeat dropped in this worker, by the spider or the scheduler alike: a
+def count_repeat(stats: StatsCollector | None, n: int = 1) -> None:
+    """Count n repeats dropped in this worker, by the spider or the scheduler alike: a
     duplicate to the frontier's figures (the admit script counts the others) and a
     local drop."""
-    if stats is not None:
-        stats.inc_value("frontier/duplicate")
-        stats.inc_value("seen/dropped_local")
+    if stats is not None and n:
+        stats.inc_value("frontier/duplicate", n)
+        stats.inc_value("seen/dropped_local", n)

@@ -55,6 +55,8 @@ TRANSIENT_META = frozenset(
         "frontier_status",
         # Names the front queue at admission (seeds, re-crawls); spent once queued.
         "frontier_priority",
+        # A sprawl candidate's link: its page's lease (admission/sprawl.py).
+        "frontier_sprawl",
     }
 )
 # Headers Scrapy's own middlewares add again when the request is re-created.
@@ -269,9 +271,12 @@ class AdmitItem(NamedTuple):
     family: str = ""
     seed: bool = False  # a seed's (or its redirect's): the host gets the seeded budget
     number: int = -1  # its counter in its pattern (patterns.number_of), -1 for none
+    # A sprawl candidate's fresh link of its own shape: the lease id of the page that
+    # linked it (admission/sprawl.py), '' for any other link.
+    sprawl_of: str = ""
 
     def lua(self) -> list[Any]:
-        return [
+        fields = [
             self.seen_key,
             self.ip,
             self.host,
@@ -285,3 +290,6 @@ class AdmitItem(NamedTuple):
             int(self.seed),
             self.number,
         ]
+        if self.sprawl_of:  # rare: only a sprawl candidate's links carry it
+            fields.append(self.sprawl_of)
+        return fields

@@ -163,6 +163,8 @@ BAD = [
     ("PRIORITY_TRAP_CLOSE_SHARE", -0.1, "in 0..1, not -0.1"),
     ("PRIORITY_TRAP_REOPEN_AFTER", 0, ">= 1, not 0"),
     ("PRIORITY_TRAP_PROBE_EVERY", 0, ">= 1, not 0"),
+    ("PRIORITY_TRAP_SPRAWL_AFTER", -1, ">= 0, not -1"),
+    ("PRIORITY_SPRAWL_MIN_LINKS", -1, ">= 0, not -1"),
     (
         "PRIORITY_TRAP_END_AFTER",
         1,

@@ -5,7 +5,8 @@
 -- A.items: list of {seen_key ('' = dont_filter), ip ('' = unresolved), host, prio (-1 =
 -- the score's bucket), rec, fine, coarse, host-wide pattern, path key (query URLs),
 -- facet key (faceted URLs), score, referrer pair key, sitemap (0/1), family, seed (0/1),
--- number (its counter in its pattern, -1 for none)}
+-- number (its counter in its pattern, -1 for none), and for a sprawl candidate's link
+-- the lease id of its page (admission/sprawl.py)}
 -- (AdmitItem.lua).
 -- Retries and redirects (seen_key '') bypass URL-seen and budgets.
 
@@ -65,6 +66,9 @@ end
 -- charge's argument, refilled for each new URL (charge keeps neither table).
 local item = {pt = {}}
 local admitted, duplicate, parked, refused, recrawls, probes = 0, 0, {}, {}, 0, 0
+-- Sprawl candidates (lease ids) one of whose own-shape links was seen before: linked by
+-- another page, so the page is not a generator's (the worker reports it as "new").
+local settled, settled_list = {}, {}
 for _, it in ipairs(A.items) do
   local seen_key, ip, host, prio, rec = it[1], it[2], it[3], it[4], it[5]
   local verdict, probe, lane = nil, false, nil
@@ -88,6 +92,11 @@ for _, it in ipairs(A.items) do
   end
   if verdict == 'duplicate' then
     duplicate = duplicate + 1
+    local page = it[17]
+    if page and not settled[page] then
+      settled[page] = true
+      settled_list[#settled_list + 1] = page
+    end
   elseif verdict then
     refused[verdict] = (refused[verdict] or 0) + 1
   else
@@ -119,4 +128,5 @@ stat('duplicate', duplicate)
 refill()
 local out = counters()
 out.admitted, out.duplicate, out.parked, out.refused = admitted, duplicate, parked, refused
+out.settled = settled_list
 return cjson.encode(out)

@@ -1,7 +1,8 @@
 -- include: util, bloom
 -- Crawl budget in the admit and report scripts (extensions/admission/budgets.py): URL
 -- patterns and their trap feedback, the facet cap, the sized host budget, host importance.
--- Keys: K.patterns (pattern -> "admitted,n,bad,fresh,state,probes,count"; "p|<path>" ->
+-- Keys: K.patterns (pattern -> "admitted,n,bad,fresh,state,probes,count,live,dead,
+-- dead_n,sprawl"; "p|<path>" ->
 -- the same for all query variants of a path, "f|<family>" for sibling patterns;
 -- "q|<path>" -> faceted variants admitted),
 -- K.trap_hosts (host -> pattern fields held), K.closed_patterns (set),
@@ -44,7 +45,7 @@ local function incr(key, field, by)
 end
 
 local function parse_pattern(raw)
-  local t, i = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 1
+  local t, i = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 1
   if not raw then return t end
   -- Most records are a bare count: no gmatch (a C closure and a string per field).
   if not string.find(raw, ',', 1, true) then
@@ -273,7 +274,7 @@ end
 -- What a numbered page says of its sequence: live (new content) or dead (not found, or a
 -- copy of its own pattern's page: a clamped last page). A duplicate of another pattern's
 -- page says nothing: real numbered pages can be near copies of a page elsewhere.
-local SEQUENCE = {new = 'live', soft_404 = 'dead', not_found = 'dead', copy = 'dead'}
+local SEQUENCE = {new = 'live', sprawl = 'live', soft_404 = 'dead', not_found = 'dead', copy = 'dead'}
 
 -- One numbered page's outcome into its fine pattern's sequence end.
 local function learn_number(field, n, outcome)
@@ -365,7 +366,9 @@ end
 
 -- copy: a duplicate of a page of its own pattern (a template walking itself: a growing
 -- query, a next-month link), which recounts that first page as a duplicate too.
-local BAD = {new = 0, duplicate = 1, copy = 1, soft_404 = 1, not_found = 1}
+-- sprawl: new content whose page linked only URLs of its own shape nobody linked before
+-- (admission/sprawl.py): bad from the pattern's T.sprawl_after-th such page on (sprawled).
+local BAD = {new = 0, sprawl = 0, duplicate = 1, copy = 1, soft_404 = 1, not_found = 1}
 
 local function judge(field, t)
   local share = 0
@@ -384,11 +387,28 @@ local function judge(field, t)
   end
 end
 
+-- A sprawl page into t[11] (the pattern's sprawl pages): new content until the
+-- T.sprawl_after-th, which recounts the earlier ones (counted as new, most of them still
+-- in the window) as bad; bad from then on. A generator's pattern is then all bad and
+-- closes; a real section, whose first pages may be sprawl but whose others link back
+-- into it, keeps its share of good pages. A probe of a closed one stays bad.
+local function sprawled(t)
+  if T.sprawl_after <= 0 then return 0 end
+  t[11] = t[11] + 1
+  if t[11] < T.sprawl_after then return 0 end
+  if t[11] == T.sprawl_after then
+    t[3] = math.min(t[2], t[3] + T.sprawl_after - 1)
+    stat('sprawl_recounted')
+  end
+  return 1
+end
+
 -- One outcome into one pattern's record: decayed counts, then its state. `recount`: the
 -- pattern's first copy of one of its own pages, whose "new" is recounted as bad.
-local function learn(field, bad, recount)
+local function learn(field, bad, recount, sprawl)
   local t = load_pattern(field)
   local d = 1 - 1 / T.window
+  if sprawl then bad = sprawled(t) end
   if recount and t[3] == 0 then
     -- A record born at the shape's second URL missed its first page (recurs): a copy
     -- proves that page was fetched, so it is counted here, as bad.
@@ -399,7 +419,7 @@ local function learn(field, bad, recount)
   if t[5] == CLOSED then
     if bad == 1 then t[4] = 0 else t[4] = t[4] + 1 end
     if t[4] >= T.reopen_after then
-      t[2], t[3], t[4], t[5], t[7] = 0, 0, 0, OPEN, 0
+      t[2], t[3], t[4], t[5], t[7], t[11] = 0, 0, 0, OPEN, 0, 0
       redis.call('SREM', K.closed_patterns, field)
       table.insert(CHANGED.reopened, field)
       stat('trap_reopened')
@@ -412,13 +432,13 @@ end
 
 -- A record several patterns share (created at the first outcome, charged to the host like
 -- any pattern field, while the host has room).
-local function learn_shared(host, field, bad)
+local function learn_shared(host, field, bad, sprawl)
   if not exists(field) then
     local held = num(cached(K.trap_hosts, host), 0)
     if held >= 2 * T.patterns_per_host then return end
     held_by(host)
   end
-  learn(field, bad)
+  learn(field, bad, false, sprawl)
 end
 
 -- A fetched page's outcome (report.lua 'ack' events: ev.o, ev.host, ev.pt = fine, coarse,
@@ -431,11 +451,12 @@ local function feedback(ev)
   local bad = BAD[ev.o or '']
   if bad == nil or not ev.pt or not ev.host then return end
   redis.call('HINCRBY', K.host_stats, ev.host .. '|page_' .. ev.o, 1)
+  local sprawl = ev.o == 'sprawl'
   local field = resolve(ev.host, ev.pt, false)
-  if field then learn(field, bad, ev.o == 'copy') end
+  if field then learn(field, bad, ev.o == 'copy', sprawl) end
   if field and field == ev.pt[1] and ev.n then learn_number(field, ev.n, ev.o) end
-  if (ev.pt[4] or '') ~= '' then learn_shared(ev.host, 'p|' .. ev.pt[4], bad) end
+  if (ev.pt[4] or '') ~= '' then learn_shared(ev.host, 'p|' .. ev.pt[4], bad, sprawl) end
   for family in string.gmatch(ev.pt[5] or '', '%S+') do
-    learn_shared(ev.host, 'f|' .. family, bad)
+    learn_shared(ev.host, 'f|' .. family, bad, sprawl)
   end
 end

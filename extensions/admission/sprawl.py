@@ -1,0 +1,84 @@
+"""Generator traps: a page that links only URLs of its own shape that nobody linked before.
+
+Why: a generator (a tarpit such as Nepenthes or Iocaine, a CMS's endless "related"
+pages) serves unique prose on every page and links only made-up URLs of its own space.
+Content feedback sees new pages, the URL rules see ordinary slugs, numbers or tokens,
+and before this only the host budget ended it: 2,947 of 3,000 requests in a measured
+crawl of a host with 50 real pages (bench/README.md, "Generator traps"). What gives it
+away is the link graph. A real page links back into its site (navigation, breadcrumbs,
+siblings, its listing), so among its links of its own shape some were linked before. A
+generator's page links only URLs nobody linked before: every one has in-degree 1.
+
+A page is a **sprawl candidate** when PRIORITY_SPRAWL_MIN_LINKS or more of its links
+have its own shape (`link_shape`: host, first directory, depth, extension, trailing
+slash, query names) and none of them repeats a link this worker queued lately
+(RecentLinks). Its fresh links of its own shape go to admission marked with the page's
+lease (SPRAWL_META); the admit script answers which pages had one of them already in
+URL-seen ("settled": another worker linked it), and the page's ack then reports "new"
+instead of "sprawl" (frontier/batching.py). So a page's sprawl verdict uses every
+worker's view, not one worker's cache. Trap feedback (frontier/lua/traps.lua) closes a
+pattern once PRIORITY_TRAP_SPRAWL_AFTER of its pages were sprawl and they are most of its
+recent pages.
+
+Not caught: a generator that re-links a fixed set of its own pages on every page (its
+pages settle); only the host budget bounds it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from extensions.config import Setting, Table, at_least
+
+# A fresh link of a sprawl candidate: the lease id of the page that linked it (transient:
+# records.TRANSIENT_META). The admit reply lists the leases whose marked links were seen.
+SPRAWL_META = "frontier_sprawl"
+# An extension is the last segment's text after its last dot when at most this long.
+_MAX_EXTENSION = 6
+
+
+@dataclass(frozen=True)
+class SprawlConfig:
+    min_links: int  # PRIORITY_SPRAWL_MIN_LINKS: own-shape links that make a candidate; 0 off
+
+
+SPRAWL = Table(SprawlConfig, Setting("PRIORITY_SPRAWL_MIN_LINKS", "min_links", int, at_least(0)))
+
+
+class LinkShape(NamedTuple):
+    """What a generator keeps from URL to URL while names, numbers and tokens change."""
+
+    authority: str
+    directory: str  # the first path segment of a path with two or more, else ''
+    depth: int  # path segments
+    extension: str  # '.html', or '' when none
+    folder: bool  # the path ends with '/'
+    names: str  # sorted query parameter names, comma-joined
+
+
+def link_shape(url: str) -> LinkShape:
+    """The shape of an absolute http(s) URL (a page's extracted link: no fragment)."""
+    authority, _, tail = url.partition("://")[2].partition("/")
+    path, _, query = tail.partition("?")
+    segments = path.split("/")
+    last = segments[-1]
+    dot = last.rfind(".")
+    extension = last[dot:].lower() if dot > 0 and len(last) - dot <= _MAX_EXTENSION else ""
+    names = ",".join(sorted({p.partition("=")[0] for p in query.split("&")})) if query else ""
+    directory = segments[0] if len(segments) > 1 else ""
+    return LinkShape(authority.lower(), directory, len(segments), extension, not last, names)
+
+
+def candidate_links(
+    page_url: str, fresh: list[str], repeated: list[str], min_links: int
+) -> list[str]:
+    """The page's fresh links of its own shape when it is a sprawl candidate (at least
+    `min_links` of them, and no repeated link of its shape), else []."""
+    if min_links <= 0 or len(fresh) < min_links:
+        return []
+    shape = link_shape(page_url)
+    if any(link_shape(url) == shape for url in repeated):
+        return []
+    own = [url for url in fresh if link_shape(url) == shape]
+    return own if len(own) >= min_links else []

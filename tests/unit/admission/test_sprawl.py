@@ -1,0 +1,97 @@
+"""Generator traps, the worker's half (admission/sprawl.py, frontier/sprawl_acks.py): a
+link's shape, a page's sprawl candidacy, and its ack settled by its links' admit
+replies."""
+
+from __future__ import annotations
+
+import pytest
+from scrapy.statscollectors import MemoryStatsCollector
+from scrapy.utils.test import get_crawler
+
+from extensions.admission.records import AdmitItem
+from extensions.admission.sprawl import candidate_links, link_shape
+from extensions.frontier.core import DownloadEvent
+from extensions.frontier.sprawl_acks import SprawlAcks
+
+H = "http://gen.test"
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("/gen/alpha-beta", "/gen/gamma-delta"),  # word slugs
+        ("/item/48213", "/item/9"),  # numbers
+        ("/t/3f2a9c0e4b5d6a7f8e9d/", "/t/00aa11bb22cc33dd44ee/"),  # tokens
+        ("/lookup?term=a+b", "/lookup?term=c"),  # query values
+        ("/lib/river/fern.html", "/lib/amber/orbit.html"),  # a directory and a name
+        ("/about", "/contact"),  # root-level pages
+        ("/lookup?term=a", "/search?term=b"),  # a root-level name is no directory
+    ],
+)
+def test_a_generators_urls_share_a_shape(a: str, b: str) -> None:
+    assert link_shape(H + a) == link_shape(H + b)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("/gen/alpha", "/gen/alpha/"),  # a folder
+        ("/gen/a/b", "/gen/a"),  # deeper: a tree's child
+        ("/gen/a", "/docs/a"),  # another section
+        ("/", "/about"),  # the home page
+        ("/lib/a.html", "/lib/a.pdf"),  # another extension
+        ("/lookup?term=a", "/lookup?term=a&page=2"),  # other parameter names
+        ("/gen/a", "http://other.test/gen/a"),  # another host
+    ],
+)
+def test_other_shapes(a: str, b: str) -> None:
+    assert link_shape(H + a) != link_shape(b if b.startswith("http") else H + b)
+
+
+def test_a_page_whose_own_shape_links_are_all_fresh_is_a_candidate() -> None:
+    page = f"{H}/gen/a-b"
+    fresh = [f"{H}/gen/c-d", f"{H}/gen/e-f", f"{H}/about"]
+    assert candidate_links(page, fresh, [f"{H}/"], 2) == fresh[:2]
+
+
+@pytest.mark.parametrize(
+    ("fresh", "repeated", "reason"),
+    [
+        (["/gen/c-d"], [], "one own-shape link is not enough"),
+        (["/gen/c-d", "/gen/e-f"], ["/gen/start"], "it re-links its own section"),
+        (["/gen/c-d", "/docs/e"], [], "one of its own shape"),
+        ([], [], "no links"),
+    ],
+)
+def test_not_a_candidate(fresh: list[str], repeated: list[str], reason: str) -> None:
+    page = f"{H}/gen/a-b"
+    got = candidate_links(page, [H + u for u in fresh], [H + u for u in repeated], 2)
+    assert got == [], reason
+
+
+def test_off_at_zero_min_links() -> None:
+    assert candidate_links(f"{H}/gen/a", [f"{H}/gen/b", f"{H}/gen/c"], [], 0) == []
+
+
+def ack(lease: str, outcome: str = "sprawl") -> DownloadEvent:
+    return DownloadEvent("ack", lease, 1.0, host="gen.test", outcome=outcome, patterns=("p",))
+
+
+def marked(lease: str) -> AdmitItem:
+    return AdmitItem("k", "ip", "gen.test", -1, "{}", sprawl_of=lease)
+
+
+def test_an_ack_is_settled_by_its_links_admit_reply() -> None:
+    stats = MemoryStatsCollector(get_crawler())
+    acks = SprawlAcks(stats)
+    acks.heard({"settled": ["a"]})
+    events = [ack("a"), ack("b"), ack("c"), ack("d", "new")]
+    judged = acks.judged(events, [marked("c")])
+    assert [e.outcome for e in judged] == ["new", "sprawl", "new", "new"]
+    assert stats.get_stats() == {
+        "frontier/sprawl/settled": 1,
+        "frontier/sprawl/reported": 1,
+        "frontier/sprawl/unsettled": 1,
+    }
+    # A settled lease is used once: a page is acked once.
+    assert [e.outcome for e in acks.judged([ack("a")], [])] == ["sprawl"]

@@ -1,0 +1,115 @@
+"""Generator traps in the frontier's scripts (traps.lua `sprawled`, admit.lua's settled
+pages), on a real Redis and a virtual clock: a pattern whose pages are all sprawl closes
+at PRIORITY_TRAP_SPRAWL_AFTER, a real section whose first pages were sprawl does not,
+fresh pages reopen a closed one, and the admit reply names the pages a marked link of
+which was seen before."""
+
+from __future__ import annotations
+
+from extensions.admission.patterns import url_patterns
+from extensions.frontier.core import Frontier
+from tests.unit.frontier.test_traps import HOST, MakeFrontier, fetch_all, item, make, run
+
+__all__ = ["make"]  # the fixture, imported for pytest
+
+GEN = f"http://{HOST}/gen/"
+
+
+def slugs(start: int, n: int) -> list[str]:
+    """Word slugs (/gen/bc-page): every URL its own shape, so they count under /gen/*
+    and its family /gen/<W>."""
+    return [GEN + word(k) + "-page" for k in range(start, start + n)]
+
+
+def word(k: int) -> str:
+    letters = ""
+    while True:
+        k, r = divmod(k, 26)
+        letters += "abcdefghijklmnopqrstuvwxyz"[r]
+        if not k:
+            return letters
+
+
+async def closed(frontier: Frontier, *fields: str) -> list[bool]:
+    key = frontier.keys.key("closed_patterns")
+    return [bool(await frontier.redis.sismember(key, field)) for field in fields]
+
+
+FAMILY = "f|" + url_patterns(GEN + "a-b").family
+
+
+async def sprawl_pages(frontier: Frontier, n: int) -> tuple[list[bool], dict[str, int]]:
+    """Fetch n sprawl pages of /gen/; then whether it is closed, and what 4 more met."""
+    await frontier.admit([item(url) for url in slugs(0, n)])
+    await fetch_all(frontier, "sprawl")
+    state = await closed(frontier, f"{HOST}/gen/*", FAMILY)
+    later = await frontier.admit([item(url) for url in slugs(100, 4)])
+    return state, dict(later.extra.get("refused") or {})
+
+
+def test_sprawl_pages_before_the_sprawl_after_th_are_new_content(make: MakeFrontier) -> None:
+    frontier = make(sprawl_after=6, min_pages=3, close_share=0.8)
+    assert run(sprawl_pages(frontier, 5)) == ([False, False], {})
+
+
+def test_a_pattern_of_sprawl_pages_closes_at_the_sprawl_after_th(make: MakeFrontier) -> None:
+    frontier = make(sprawl_after=6, min_pages=3, close_share=0.8)
+    assert run(sprawl_pages(frontier, 6)) == ([True, True], {"pattern_closed": 4})
+
+
+def test_off_when_sprawl_after_is_zero(make: MakeFrontier) -> None:
+    async def go() -> list[bool]:
+        frontier = make(sprawl_after=0, min_pages=3)
+        await frontier.admit([item(url) for url in slugs(0, 12)])
+        await fetch_all(frontier, "sprawl")
+        return await closed(frontier, f"{HOST}/gen/*", FAMILY)
+
+    assert run(go()) == [False, False]
+
+
+def test_a_section_whose_first_pages_were_sprawl_stays_open(make: MakeFrontier) -> None:
+    """A real section: its first pages list siblings nobody linked yet (sprawl), the
+    others link back into it (new). Its sprawl pages are recounted, its share stays good."""
+
+    async def go() -> list[bool]:
+        frontier = make(sprawl_after=6, min_pages=3, close_share=0.8, demote_share=0.5)
+        urls = slugs(0, 30)
+        await frontier.admit([item(url) for url in urls])
+        first = set(urls[:3] + urls[10:13] + urls[20:22])  # 8 sprawl pages of 30
+        await fetch_all(frontier, lambda url: "sprawl" if url in first else "new")
+        return await closed(frontier, f"{HOST}/gen/*", FAMILY)
+
+    assert run(go()) == [False, False]
+
+
+def test_fresh_pages_reopen_a_pattern_closed_by_sprawl(make: MakeFrontier) -> None:
+    async def go() -> tuple[list[bool], list[bool]]:
+        frontier = make(sprawl_after=4, min_pages=3, reopen_after=3, probe_every=2)
+        await frontier.admit([item(url) for url in slugs(0, 4)])
+        await fetch_all(frontier, "sprawl")
+        shut = await closed(frontier, f"{HOST}/gen/*", FAMILY)
+        # Probes (one in probe_every) turn out real pages: three in a row reopen it.
+        await frontier.admit([item(url) for url in slugs(50, 6)])
+        await fetch_all(frontier, "new")
+        return shut, await closed(frontier, f"{HOST}/gen/*", FAMILY)
+
+    shut, after = run(go())
+    assert shut == [True, True]
+    assert after == [False, False]
+
+
+def test_the_admit_reply_names_pages_whose_marked_link_was_seen(make: MakeFrontier) -> None:
+    async def go() -> tuple[list[str], list[str]]:
+        frontier = make()
+        await frontier.admit([item(GEN + "known")])
+        marked = [
+            item(GEN + "known")._replace(sprawl_of="lease-a"),  # linked before: settled
+            item(GEN + "fresh-1")._replace(sprawl_of="lease-b"),
+            item(GEN + "fresh-2")._replace(sprawl_of="lease-b"),
+            item(GEN + "known")._replace(sprawl_of="lease-a"),  # named once
+        ]
+        reply = await frontier.admit(marked)
+        again = await frontier.admit([item(GEN + "fresh-1")._replace(sprawl_of="lease-c")])
+        return list(reply.extra.get("settled") or []), list(again.extra.get("settled") or [])
+
+    assert run(go()) == (["lease-a"], ["lease-c"])
