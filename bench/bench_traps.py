@@ -6,7 +6,7 @@ Run by hand from the project root (one crawl at a time, ~2-4 min each):
     .venv/bin/python bench/bench_traps.py [--runs ours,stock,before] [--repeats 1]
         [--budget-factor 4] [--time-cap 240] [--before-commit e0bb675 | --before-root DIR]
         [--web traps | holdout | dealt:SEED] [--delay 0] [--trap-prose 0] [--canonical-links]
-        [--soft404-style STYLE] [--calendar-style STYLE]
+        [--soft404-style STYLE] [--calendar-style STYLE] [--generators STYLES]
 
 - ours: `scrapy crawl web` in this checkout (FRONTIER_DELAY 0 unless --delay: loopback,
   no DNS retries).
@@ -27,7 +27,10 @@ then, so content feedback cannot judge them and only the URL rules and budgets c
 .canonical_links: a filter page its listing, a session copy its token-free page).
 --soft404-style STYLE gives every soft-404 host that style (e.g. chatty: each answer
 adds words of its own to the host's not-found template), --calendar-style STYLE every
-calendar host that one calendar (e.g. months: /calendar/2024/jan/).
+calendar host that one calendar (e.g. months: /calendar/2024/jan/). --generators
+slugs,ids,... gives every host of 20 pages or more those generator traps (HostSpec
+.generators, scripts/testweb/generator.py: tarpits of unique pages, each linking new ones
+only), which no duplicate or template test can catch: only budgets hold them.
 
 Traps never run dry, so every run gets the same caps: CLOSESPIDER_PAGECOUNT = budget-factor
 x the web's real pages and CLOSESPIDER_TIMEOUT = time-cap; a run that hits one did not
@@ -41,7 +44,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
 import json
 import math
 import os
@@ -61,27 +63,11 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench._common import NOISE_NOTE, fmt, table  # noqa: E402
+from bench._trap_webs import generator_styles, restyled, web_spec  # noqa: E402
 from scripts.crawlrun import crawl_command, write_seeds  # noqa: E402
-from scripts.testweb import HostSpec, TestWeb, WebSpec  # noqa: E402
-from scripts.testweb.dealt import dealt  # noqa: E402
+from scripts.testweb import TestWeb  # noqa: E402
 
 RUNS = ("ours", "stock", "before")
-# traps: the acceptance web the thresholds were chosen on; holdout: its families dealt
-# out again (other hosts, sizes, seed), to show a figure is not fitted to one web.
-# dealt:SEED: a web dealt at random from the same families (scripts/testweb/dealt.py).
-WEBS: dict[str, Callable[[], WebSpec]] = {"traps": WebSpec.traps, "holdout": WebSpec.traps_holdout}
-
-
-def web_spec(name: str) -> WebSpec:
-    """The named trap web: traps, holdout or dealt:SEED."""
-    if name in WEBS:
-        return WEBS[name]()
-    kind, _, seed = name.partition(":")
-    if kind == "dealt" and seed.isdigit():
-        return dealt(int(seed))
-    raise argparse.ArgumentTypeError(f"--web {name!r}: use one of {sorted(WEBS)} or dealt:SEED")
-
-
 BEFORE_COMMIT = "e0bb675"  # the last commit before the crawl-budget work (issue #12)
 KILL_GRACE_S = 60.0  # past the time cap: the graceful close gets this long, then a kill
 HEADERS = (
@@ -295,8 +281,11 @@ def ratio_rows(results: Sequence[TrapRun]) -> list[list[str]]:
     return rows
 
 
-def kinds_table(results: Sequence[TrapRun]) -> str:
-    kinds = sorted(set().union(*(r.kinds for r in results)), key=lambda k: (k != "page", k))
+def kinds_table(results: Sequence[TrapRun], shown: Sequence[str] = ()) -> str:
+    """Requests by route kind: every kind some run requested, and `shown` even at 0 (a
+    trap the web has that a crawler never entered is a figure too)."""
+    seen = set(shown).union(*(r.kinds for r in results))
+    kinds = sorted(seen, key=lambda k: (k != "page", k))
     rows = [[r.name, *(str(r.kinds[k]) for k in kinds)] for r in results]
     return table(["run", *kinds], rows)
 
@@ -319,24 +308,6 @@ def before_checkout(args: argparse.Namespace) -> Iterator[Path]:
             tree.parent.rmdir()  # the mkdtemp folder, empty once the worktree is gone
 
 
-def restyled(spec: WebSpec, args: argparse.Namespace) -> WebSpec:
-    """The web with the variants asked for: --trap-prose, --canonical-links, and the
-    calendar and soft-404 hosts restyled (ValueError names a style no host has)."""
-
-    def host(h: HostSpec) -> HostSpec:
-        changes: dict[str, Any] = {}
-        if args.canonical_links:
-            changes["canonical_links"] = True
-        if args.calendar_style and h.calendars:
-            changes["calendars"] = [args.calendar_style]
-        if args.soft404_style and h.soft404:
-            changes["soft404"] = args.soft404_style
-        return dataclasses.replace(h, **changes) if changes else h
-
-    hosts = [host(h) for h in spec.hosts]
-    return dataclasses.replace(spec, trap_prose=args.trap_prose, hosts=hosts)
-
-
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", default=",".join(RUNS), help="comma list of ours,stock,before")
@@ -353,6 +324,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--soft404-style", default="", help="restyle every soft-404 host")
     parser.add_argument("--calendar-style", default="", help="every calendar host's one calendar")
+    parser.add_argument(
+        "--generators", type=generator_styles, default=[], help="comma list of generator styles"
+    )
     parser.add_argument("--before-commit", default=BEFORE_COMMIT)
     parser.add_argument("--before-root", default="", help="an existing checkout to run as before")
     args = parser.parse_args(argv)
@@ -382,7 +356,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 results.append(result)
     print(table(HEADERS, [*(r.row() for r in results), *ratio_rows(results)]))
     print("\nrequests by kind (the test web's routes; robots.txt left out)")
-    print(kinds_table(results))
+    print(kinds_table(results, ["generator"] if args.generators else []))
     print(NOISE_NOTE)
 
 

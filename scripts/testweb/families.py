@@ -1,6 +1,6 @@
 """The opt-in families of one host (issue #12) joined into what Site needs: extra route
-rows, the real pages' added links (family entries on "/", files, broken links, session
-tokens), the fallback for unknown paths and the sitemap rows.
+rows, the real pages' added links (family entries on "/", files, broken links, generator
+pages, session tokens), the fallback for unknown paths and the sitemap rows.
 
 Kept out of ``sites.py`` so a host without the new flags costs one boolean per lookup and
 its bytes stay exactly what they were before the families existed.
@@ -16,6 +16,7 @@ from urllib.parse import parse_qsl
 
 from .endless import Endless
 from .files import Files
+from .generator import Generator
 from .guide import Guide
 from .routes import FamilyHandler, Link, Route, UrlFor, with_param
 from .shop import Shop
@@ -37,7 +38,8 @@ class Extras:
     def __init__(self, h: HostSpec, url: UrlFor, seed: int) -> None:
         self.h, self.url, self.seed = h, url, seed
         self.files = Files(h, url, seed)
-        families: list[Family] = [self.files, Endless(h, url, seed)]
+        self.generator = Generator(h, url, seed)
+        families: list[Family] = [self.files, Endless(h, url, seed), self.generator]
         if h.shop_categories:
             families.append(Shop(h, url, seed))
         if h.guide:
@@ -66,6 +68,7 @@ class Extras:
             return found
         extra = [Link(self.url(p), p) for p in self.entries] if bare == "/" else []
         extra += self.files.links(bare)
+        extra += self.generator.links(bare)
         if self.soft404:
             extra += self.soft404.broken_links(bare)
         route = dataclasses.replace(found, links=found.links + tuple(extra)) if extra else found

@@ -22,11 +22,22 @@ SITEMAP_INDEX = "/sitemap_index.xml.gz"
 ORPHAN = "/orphan"
 # Route kinds of the trap families (Site.is_trap) and of linked non-HTML files (is_non_page).
 TRAP_KINDS = frozenset(
-    {"trap", "facet", "soft404", "session", "calendar", "growth", "longurl", "subdomain"}
+    {
+        "trap",
+        "facet",
+        "soft404",
+        "session",
+        "calendar",
+        "growth",
+        "longurl",
+        "subdomain",
+        "generator",
+    }
 )
 NON_PAGE_KINDS = frozenset({"source", "file"})
 # Trap kinds whose pages can list content of their own (WebSpec.trap_prose): not soft 404s
-# (one "not found" look) and not session copies (a real page under another URL).
+# (one "not found" look), not session copies (a real page under another URL) and not
+# generator pages (all their prose is their own already).
 OWN_PROSE_KINDS = frozenset({"trap", "facet", "calendar", "growth", "longurl"})
 HTML = (("Content-Type", "text/html; charset=utf-8"),)
 

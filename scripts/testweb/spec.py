@@ -33,6 +33,9 @@ CALENDAR_STYLES = ("events", "archive", "dated", "compact", "weeks")
 CALENDAR_NAMED = (*CALENDAR_STYLES, "months")
 PATH_GROWTH_STYLES = ("segments", "counter")
 LONG_URL_STYLES = ("query", "path")
+# Generator traps (generator.py), one URL shape each; asked for by name only, as "chatty":
+# dealt.py does not deal them, so every web dealt or made before them stays the same.
+GENERATOR_STYLES = ("slugs", "ids", "tokens", "query", "dirs", "nav")
 MAX_SHOP_CATEGORIES = 8
 MAX_GUIDE_LEVELS = 4
 
@@ -113,6 +116,11 @@ class HostSpec:
     # Every name under this host answers a template page linking more made-up names
     # (a wildcard-DNS spider trap); the home page links two (subdomains.py).
     subdomain_trap: bool = False
+    # Tarpits (generator.py), any of GENERATOR_STYLES: endless spaces of unique pages,
+    # each linking 2-5 new ones: "slugs" (/gen/w-w), "ids" (/item/<n>), "tokens"
+    # (/t/<hex>/), "query" (/lookup?term=w+w+w), "dirs" (/lib/w/w.html), "nav" (/wander/w-w,
+    # every page also linking /wander/start-1..5).
+    generators: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         # A misspelt variant would silently build a web without that trap.
@@ -122,6 +130,7 @@ class HostSpec:
         _check("calendars", self.calendars, CALENDAR_NAMED)
         _check("path_growth", self.path_growth, PATH_GROWTH_STYLES)
         _check("long_urls", self.long_urls, LONG_URL_STYLES)
+        _check("generators", self.generators, GENERATOR_STYLES)
         if not 0 <= self.shop_categories <= MAX_SHOP_CATEGORIES:
             raise ValueError(f"{self.name}: shop_categories must be 0..{MAX_SHOP_CATEGORIES}")
         if len(self.guide) > MAX_GUIDE_LEVELS or any(n < 1 for n in self.guide):

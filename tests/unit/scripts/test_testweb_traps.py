@@ -14,6 +14,7 @@ from extensions.admission.canonical import DEFAULT_SESSION_PARAMS, DEFAULT_TRACK
 from scripts.testweb import HostSpec, WebSpec
 from scripts.testweb.endless import LONG_URL_END
 from scripts.testweb.files import ATTACHMENTS
+from scripts.testweb.generator import ENTRIES
 from scripts.testweb.shop import PARAM_ORDER
 from scripts.testweb.sites import Site
 from scripts.testweb.spec import SESSION_PARAMS
@@ -281,9 +282,6 @@ def test_long_urls_end_above_1000_characters(
     assert all(site.is_trap(u) for u in urls)
 
 
-# ---- non-page files ----------------------------------------------------------------------
-
-
 def test_sources_and_attachments(site: Site) -> None:
     source = site.respond("docs.test", "/_sources/page-3.txt")
     assert source.status == 200 and source.headers["Content-Type"].startswith("text/plain")
@@ -308,7 +306,8 @@ def test_sources_and_attachments(site: Site) -> None:
 def test_new_flags_are_off_by_default() -> None:
     site = Site(WebSpec(hosts=[HostSpec("plain.test", pages=3)]), PORT)
     new_paths = "/shop/ /events /archive/2024/01/05/ /docs/v1/ /gallery/p1 /search?q=x"
-    for path in [*new_paths.split(), "/filter/x", "/guide/", "/_sources/page-1.txt", "/gone"]:
+    extra = ["/filter/x", "/guide/", "/_sources/page-1.txt", "/gone", *ENTRIES.values()]
+    for path in [*new_paths.split(), *extra]:
         assert site.respond("plain.test", path).status == 404, path
     links = _links(site, "plain.test", "/page/1")
     assert not any("?" in u or "/static/" in u for u in links)

@@ -1,0 +1,61 @@
+"""The web a bench_traps.py run crawls: the named trap web, restyled as its options ask."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+from scripts.testweb import HostSpec, WebSpec
+from scripts.testweb.dealt import dealt
+from scripts.testweb.spec import GENERATOR_STYLES
+
+GENERATOR_MIN_PAGES = 20  # --generators: hosts this big get them (a tarpit beside a site)
+# traps: the acceptance web the thresholds were chosen on; holdout: its families dealt
+# out again (other hosts, sizes, seed), to show a figure is not fitted to one web.
+# dealt:SEED: a web dealt at random from the same families (scripts/testweb/dealt.py).
+WEBS: dict[str, Callable[[], WebSpec]] = {"traps": WebSpec.traps, "holdout": WebSpec.traps_holdout}
+
+
+def web_spec(name: str) -> WebSpec:
+    """The named trap web: traps, holdout or dealt:SEED."""
+    if name in WEBS:
+        return WEBS[name]()
+    kind, _, seed = name.partition(":")
+    if kind == "dealt" and seed.isdigit():
+        return dealt(int(seed))
+    raise argparse.ArgumentTypeError(f"--web {name!r}: use one of {sorted(WEBS)} or dealt:SEED")
+
+
+def generator_styles(text: str) -> list[str]:
+    """--generators: a comma list of GENERATOR_STYLES. Checked here, not by the hosts: a
+    web with no host big enough for them would take any name."""
+    styles = [g.strip() for g in text.split(",") if g.strip()]
+    unknown = sorted(set(styles) - set(GENERATOR_STYLES))
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"unknown {unknown}; choose from {','.join(GENERATOR_STYLES)}"
+        )
+    return styles
+
+
+def restyled(spec: WebSpec, args: argparse.Namespace) -> WebSpec:
+    """The web with the variants asked for: --trap-prose, --canonical-links, the
+    calendar and soft-404 hosts restyled and --generators on every host of
+    GENERATOR_MIN_PAGES pages or more (ValueError names a style no host has)."""
+
+    def host(h: HostSpec) -> HostSpec:
+        changes: dict[str, Any] = {}
+        if args.canonical_links:
+            changes["canonical_links"] = True
+        if args.calendar_style and h.calendars:
+            changes["calendars"] = [args.calendar_style]
+        if args.soft404_style and h.soft404:
+            changes["soft404"] = args.soft404_style
+        if args.generators and h.pages >= GENERATOR_MIN_PAGES:
+            changes["generators"] = list(args.generators)
+        return dataclasses.replace(h, **changes) if changes else h
+
+    hosts = [host(h) for h in spec.hosts]
+    return dataclasses.replace(spec, trap_prose=args.trap_prose, hosts=hosts)
