@@ -203,10 +203,11 @@ class WebSpider(scrapy.Spider):
         count_repeat(self.crawler.stats, len(repeated))
         if outcome != "new" or "frontier_lease" not in response.meta:
             return fresh, frozenset()
-        own = candidate_links(response.url, fresh, repeated, self.sprawl.min_links)
+        own = candidate_links(response.url, fresh, repeated, self.sprawl, recent.relinked)
         if own:
             response.meta["frontier_outcome"] = "sprawl"
             self.crawler.stats.inc_value("crawlproj/pages/sprawl_candidate")
+            logger.debug("Sprawl candidate %s: %d new links of its shape", response.url, len(own))
         return fresh, frozenset(own)
 
     def links_skipped(self, item: PageItem) -> bool:

@@ -56,6 +56,9 @@ class RecentLinks:
         # before it (41 us per add at 50,000 entries, measured); popitem(last=False) is O(1).
         self._hosts: OrderedDict[str, str] = OrderedDict()  # raw URL -> host, oldest first
         self._pairs: OrderedDict[str, None] = OrderedDict()  # referrer pair keys sent
+        # raw URL of _hosts -> pages that linked it again (split): a site's menu is linked
+        # from every page, a link back into a section from a few (admission/sprawl.py).
+        self._relinked: dict[str, int] = {}
 
     def repeats(self, request: Request) -> bool:
         """A link queued lately by this worker, with nothing new to tell the frontier."""
@@ -70,12 +73,22 @@ class RecentLinks:
         return self._repeats(url, (None, parent_url))
 
     def split(self, links: list[str], parent_url: str) -> tuple[list[str], list[str]]:
-        """A page's links as (fresh, repeats): repeats_link for each."""
+        """A page's links as (fresh, repeats): repeats_link for each; each repeat counts
+        one more page that linked it again (relinked)."""
         fresh: list[str] = []
         repeated: list[str] = []
+        relinked = self._relinked
         for url in links:
-            (repeated if self.repeats_link(url, parent_url) else fresh).append(url)
+            if self.repeats_link(url, parent_url):
+                repeated.append(url)
+                relinked[url] = relinked.get(url, 0) + 1
+            else:
+                fresh.append(url)
         return fresh, repeated
+
+    def relinked(self, url: str) -> int:
+        """Pages (split by this worker) that linked `url` again after it was queued."""
+        return self._relinked.get(url, 0)
 
     def _repeats(self, url: str, parent: tuple[float | None, str] | None) -> bool:
         host = self._hosts.get(url)
@@ -88,17 +101,22 @@ class RecentLinks:
         """`item` (admission's for `request`) goes to the frontier."""
         if not item.seen_key:
             return
-        _bounded_put(self._hosts, request.url, item.host, self.capacity)
+        evicted = _bounded_put(self._hosts, request.url, item.host, self.capacity)
+        if evicted is not None:
+            self._relinked.pop(evicted, None)
         if item.referrer:
             _bounded_put(self._pairs, item.referrer, None, self.capacity)
 
 
-def _bounded_put(entries: OrderedDict[str, V], key: str, value: V, cap: int) -> None:
+def _bounded_put(entries: OrderedDict[str, V], key: str, value: V, cap: int) -> str | None:
+    """Put key -> value, evicting the oldest entry at `cap`; the evicted key, if any."""
     if cap <= 0 or key in entries:
-        return
+        return None
+    evicted = None
     if len(entries) >= cap:
-        entries.popitem(last=False)  # the oldest
+        evicted = entries.popitem(last=False)[0]  # the oldest
     entries[key] = value
+    return evicted
 
 
 # The open scheduler's RecentLinks per crawler, for the spider (register, recent_links_of).

@@ -11,21 +11,27 @@ generator's page links only URLs nobody linked before: every one has in-degree 1
 
 A page is a **sprawl candidate** when PRIORITY_SPRAWL_MIN_LINKS or more of its links
 have its own shape (`link_shape`: host, first directory, depth, extension, trailing
-slash, query names) and none of them repeats a link this worker queued lately
-(RecentLinks). Its fresh links of its own shape go to admission marked with the page's
-lease (SPRAWL_META); the admit script answers which pages had one of them already in
-URL-seen ("settled": another worker linked it), and the page's ack then reports "new"
-instead of "sprawl" (frontier/batching.py). So a page's sprawl verdict uses every
-worker's view, not one worker's cache. Trap feedback (frontier/lua/traps.lua) closes a
-pattern once PRIORITY_TRAP_SPRAWL_AFTER of its pages were sprawl and they are most of its
-recent pages.
+slash, query names) and are new to this worker, and none of its repeats of a link this
+worker queued lately (RecentLinks) is a link back of its shape. A repeat that
+PRIORITY_SPRAWL_MENU_PAGES pages or more linked again is the site's menu, not a link
+back: a generator that puts a fixed menu of its own pages on every page gives itself
+away once the menu is known, while a real page links back into its section (its
+previous page, its parent, its siblings: a few pages each) as well as to the menu.
 
-Not caught: a generator that re-links a fixed set of its own pages on every page (its
-pages settle); only the host budget bounds it.
+A candidate's fresh links of its own shape go to admission marked with its lease
+(SPRAWL_META); the admit script answers which pages had one of them in URL-seen already
+("settled": another worker linked it), and the page's ack then reports "new" instead of
+"sprawl" (frontier/sprawl_acks.py): a sprawl verdict uses every worker's view, not one
+worker's cache. Trap feedback (frontier/lua/traps.lua) closes a pattern once
+PRIORITY_TRAP_SPRAWL_AFTER of its pages were sprawl and they are most of its recent pages.
+
+Not caught: a generator whose pages also link back to a few earlier pages of its own
+(as a real section does); only the host budget bounds it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -41,9 +47,14 @@ _MAX_EXTENSION = 6
 @dataclass(frozen=True)
 class SprawlConfig:
     min_links: int  # PRIORITY_SPRAWL_MIN_LINKS: own-shape links that make a candidate; 0 off
+    menu_pages: int  # PRIORITY_SPRAWL_MENU_PAGES: a repeat linked again this often is menu
 
 
-SPRAWL = Table(SprawlConfig, Setting("PRIORITY_SPRAWL_MIN_LINKS", "min_links", int, at_least(0)))
+SPRAWL = Table(
+    SprawlConfig,
+    Setting("PRIORITY_SPRAWL_MIN_LINKS", "min_links", int, at_least(0)),
+    Setting("PRIORITY_SPRAWL_MENU_PAGES", "menu_pages", int, at_least(2)),
+)
 
 
 class LinkShape(NamedTuple):
@@ -71,14 +82,20 @@ def link_shape(url: str) -> LinkShape:
 
 
 def candidate_links(
-    page_url: str, fresh: list[str], repeated: list[str], min_links: int
+    page_url: str,
+    fresh: list[str],
+    repeated: list[str],
+    config: SprawlConfig,
+    relinked: Callable[[str], int],
 ) -> list[str]:
     """The page's fresh links of its own shape when it is a sprawl candidate (at least
-    `min_links` of them, and no repeated link of its shape), else []."""
-    if min_links <= 0 or len(fresh) < min_links:
+    config.min_links of them, and no repeat of its shape that fewer than
+    config.menu_pages pages linked again: `relinked`, RecentLinks'), else []."""
+    if config.min_links <= 0 or len(fresh) < config.min_links:
         return []
     shape = link_shape(page_url)
-    if any(link_shape(url) == shape for url in repeated):
+    menu = config.menu_pages
+    if any(link_shape(url) == shape and relinked(url) < menu for url in repeated):
         return []
     own = [url for url in fresh if link_shape(url) == shape]
-    return own if len(own) >= min_links else []
+    return own if len(own) >= config.min_links else []

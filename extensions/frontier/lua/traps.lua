@@ -388,16 +388,19 @@ local function judge(field, t)
 end
 
 -- A sprawl page into t[11] (the pattern's sprawl pages): new content until the
--- T.sprawl_after-th, which recounts the earlier ones (counted as new, most of them still
--- in the window) as bad; bad from then on. A generator's pattern is then all bad and
--- closes; a real section, whose first pages may be sprawl but whose others link back
--- into it, keeps its share of good pages. A probe of a closed one stays bad.
+-- T.sprawl_after-th, which recounts the earlier ones (counted as new) as bad, each with
+-- the decayed weight an outcome of the pattern's has on average (t[2] / t[7]: all of
+-- it for a pattern whose every page was sprawl, little for sprawl pages spread over a
+-- long section); bad from then on. A generator's pattern is then all bad and closes; a
+-- real section, whose first pages or random ones may be sprawl but whose others link
+-- back into it, keeps its share of good pages. A probe of a closed one stays bad.
 local function sprawled(t)
   if T.sprawl_after <= 0 then return 0 end
   t[11] = t[11] + 1
   if t[11] < T.sprawl_after then return 0 end
   if t[11] == T.sprawl_after then
-    t[3] = math.min(t[2], t[3] + T.sprawl_after - 1)
+    local weight = t[2] / math.max(t[7], 1)
+    t[3] = math.min(t[2], t[3] + (T.sprawl_after - 1) * weight)
     stat('sprawl_recounted')
   end
   return 1

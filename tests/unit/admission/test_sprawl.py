@@ -9,11 +9,17 @@ from scrapy.statscollectors import MemoryStatsCollector
 from scrapy.utils.test import get_crawler
 
 from extensions.admission.records import AdmitItem
-from extensions.admission.sprawl import candidate_links, link_shape
+from extensions.admission.sprawl import SprawlConfig, candidate_links, link_shape
 from extensions.frontier.core import DownloadEvent
 from extensions.frontier.sprawl_acks import SprawlAcks
 
 H = "http://gen.test"
+CONFIG = SprawlConfig(min_links=2, menu_pages=8)
+MENU = f"{H}/gen/start"  # linked again from 20 pages: the generator's own menu
+
+
+def relinked(url: str) -> int:
+    return 20 if url == MENU else 1
 
 
 @pytest.mark.parametrize(
@@ -51,26 +57,34 @@ def test_other_shapes(a: str, b: str) -> None:
 def test_a_page_whose_own_shape_links_are_all_fresh_is_a_candidate() -> None:
     page = f"{H}/gen/a-b"
     fresh = [f"{H}/gen/c-d", f"{H}/gen/e-f", f"{H}/about"]
-    assert candidate_links(page, fresh, [f"{H}/"], 2) == fresh[:2]
+    assert candidate_links(page, fresh, [f"{H}/", MENU], CONFIG, relinked) == fresh[:2]
 
 
 @pytest.mark.parametrize(
     ("fresh", "repeated", "reason"),
     [
         (["/gen/c-d"], [], "one own-shape link is not enough"),
-        (["/gen/c-d", "/gen/e-f"], ["/gen/start"], "it re-links its own section"),
+        (["/gen/c-d", "/gen/e-f"], ["/gen/prev"], "it links back into its section"),
+        (["/gen/c-d", "/gen/e-f"], ["/gen/start", "/gen/prev"], "a link back beside the menu"),
         (["/gen/c-d", "/docs/e"], [], "one of its own shape"),
         ([], [], "no links"),
     ],
 )
 def test_not_a_candidate(fresh: list[str], repeated: list[str], reason: str) -> None:
     page = f"{H}/gen/a-b"
-    got = candidate_links(page, [H + u for u in fresh], [H + u for u in repeated], 2)
+    got = candidate_links(page, [H + u for u in fresh], [H + u for u in repeated], CONFIG, relinked)
     assert got == [], reason
 
 
 def test_off_at_zero_min_links() -> None:
-    assert candidate_links(f"{H}/gen/a", [f"{H}/gen/b", f"{H}/gen/c"], [], 0) == []
+    off = SprawlConfig(min_links=0, menu_pages=8)
+    assert candidate_links(f"{H}/gen/a", [f"{H}/gen/b", f"{H}/gen/c"], [], off, relinked) == []
+
+
+def test_a_repeat_is_menu_from_menu_pages_on() -> None:
+    page, fresh, back = f"{H}/gen/a", [f"{H}/gen/b", f"{H}/gen/c"], [f"{H}/gen/x"]
+    assert candidate_links(page, fresh, back, CONFIG, lambda url: 7) == []
+    assert candidate_links(page, fresh, back, CONFIG, lambda url: 8) == fresh
 
 
 def ack(lease: str, outcome: str = "sprawl") -> DownloadEvent:

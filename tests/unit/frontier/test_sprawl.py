@@ -113,3 +113,22 @@ def test_the_admit_reply_names_pages_whose_marked_link_was_seen(make: MakeFronti
         return list(reply.extra.get("settled") or []), list(again.extra.get("settled") or [])
 
     assert run(go()) == (["lease-a"], ["lease-c"])
+
+
+def test_sprawl_pages_spread_over_a_long_section_recount_little(make: MakeFrontier) -> None:
+    """A real section of random links (every page links a few others at random): one page
+    in eight has only new links of its shape. Eight of them over 64 pages recount as the
+    weight of pages long past, not as eight recent bad pages: not even demoted."""
+
+    async def go() -> str:
+        frontier = make(sprawl_after=8, min_pages=3, demote_share=0.3, close_share=0.8)
+        urls = slugs(0, 64)
+        await frontier.admit([item(url) for url in urls])
+        spread = set(urls[7::8])
+        await fetch_all(frontier, lambda url: "sprawl" if url in spread else "new")
+        raw = await frontier.redis.hget(frontier.keys.key("patterns"), FAMILY)
+        return raw.decode()
+
+    state = run(go()).split(",")
+    assert state[4] == "0"  # open
+    assert int(state[10]) == 8
