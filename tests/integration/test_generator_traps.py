@@ -1,0 +1,108 @@
+"""Generator traps end to end: real crawls of a web whose hosts each carry tarpits in six
+URL shapes (scripts/testweb/generator.py: every page unique prose, linking only new pages
+of its space), by one worker and by two workers on one Redis.
+
+Nothing else stops a generator: its pages are new content (no duplicate, template or
+soft-404 verdict) on ordinary URLs, so before the sprawl check (admission/sprawl.py) the
+trap web with all six styles on every host spent 2,542 of 3,465 requests on them and
+never ended (bench/README.md, "Generator traps").
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from scripts.crawlrun import run_crawl, start_crawl, wait_crawl, write_seeds
+from scripts.testweb import HostSpec, TestWeb, WebSpec
+from scripts.testweb.generator import PATTERNS
+from scripts.testweb.spec import GENERATOR_STYLES
+from tests.integration.test_crawl_budget import MIN_COVERAGE, page_requests, settings_for
+
+# Requests a generator space costs before its pattern closes: PRIORITY_TRAP_SPRAWL_AFTER
+# (8) sprawl pages, measured 8-9 a space; the "nav" style, whose pages also link a fixed
+# menu of its own pages, until its menu is known (PRIORITY_SPRAWL_MENU_PAGES = 8): 18-19.
+MAX_SPACE_REQUESTS = 14
+MAX_NAV_REQUESTS = 30
+# Two workers: the one that did not close a pattern drops its queued URLs once it reads
+# the closed set (URL_BLOCKLIST_REFRESH, 1 s here), and each learns the menu from the
+# pages it parsed itself: 8-9 a space, nav 19-46 in measured crawls.
+MAX_SPACE_REQUESTS_TWO_WORKERS = 14
+MAX_NAV_REQUESTS_TWO_WORKERS = 70
+
+
+def tarpit_web() -> WebSpec:
+    """Three hosts of real pages (numbered pages, a guide tree, a sitemap), each with all
+    six generator styles linked from its home page and every tenth page."""
+    styles = list(GENERATOR_STYLES)
+    hosts = [
+        HostSpec("books.test", pages=60, sitemap=True, generators=styles),
+        HostSpec("notes.test", "shared", pages=40, guide=[3, 4], generators=styles),
+        HostSpec("press.test", "shared", pages=50, generators=styles),
+    ]
+    return WebSpec(hosts=hosts, seed=11, base_ip="127.0.53.1")
+
+
+def space_of(path: str) -> str | None:
+    """The generator style whose space `path` belongs to."""
+    bare = path.partition("?")[0]
+    return next((s for s, p in PATTERNS.items() if re.fullmatch(p, bare)), None)
+
+
+def spaces(web: TestWeb, requests: list[dict[str, Any]]) -> Counter[tuple[str, str]]:
+    """Requests per (host, style) of generator pages."""
+    return Counter(
+        (r["host"], space_of(r["path"]) or "?")
+        for r in requests
+        if web.site.kind(r["url"]) == "generator"
+    )
+
+
+def assert_real_pages_reached(web: TestWeb, requests: list[dict[str, Any]]) -> None:
+    real = set(web.real_pages())
+    fetched = {r["url"] for r in requests if r["status"] == 200}
+    assert len(real & fetched) / len(real) >= MIN_COVERAGE, sorted(real - fetched)[:20]
+
+
+def assert_spaces_closed(counts: Counter[tuple[str, str]], most: int, most_nav: int) -> None:
+    over = {
+        space: n for space, n in counts.items() if n > (most_nav if space[1] == "nav" else most)
+    }
+    assert not over, (over, counts)
+    assert len(counts) == 3 * len(GENERATOR_STYLES), counts  # every space was entered
+
+
+def test_generators_close_and_the_crawl_ends_by_itself(tmp_path: Path) -> None:
+    with TestWeb(tarpit_web(), lifetime=300) as web:
+        seeds = write_seeds(tmp_path / "seeds.txt", web.seeds)
+        result = run_crawl(seeds, tmp_path / "data", settings_for(web), timeout=240)
+        requests = page_requests(web)
+    assert result.returncode == 0, result.log[-3000:]
+    assert "'finish_reason': 'finished'" in result.log  # no CLOSESPIDER_* limit is set
+    assert_real_pages_reached(web, requests)
+    assert_spaces_closed(spaces(web, requests), MAX_SPACE_REQUESTS, MAX_NAV_REQUESTS)
+    assert "frontier/redis/sprawl_recounted" in result.log
+
+
+def test_two_workers_close_generators_without_losing_real_pages(
+    tmp_path: Path, redis_url: str, redis_client: Any
+) -> None:
+    """Each worker knows only the links it queued; the admit script settles a page that
+    another worker's page linked too, so the sprawl verdict is the crawl's."""
+    with TestWeb(tarpit_web(), lifetime=300) as web:
+        seeds = write_seeds(tmp_path / "seeds.txt", web.seeds)
+        settings = settings_for(
+            web, REDIS_URL=redis_url, FRONTIER_CRAWL_NAME="tarpits", URL_BLOCKLIST_REFRESH=1.0
+        )
+        workers = [
+            start_crawl(seeds, tmp_path / f"w{i}", settings, tmp_path / f"items{i}.jsonl")
+            for i in range(2)
+        ]
+        logs = [wait_crawl(worker, 240)[1] for worker in workers]
+        requests = page_requests(web)
+    assert [w.returncode for w in workers] == [0, 0], logs[0][-2000:] + logs[1][-2000:]
+    assert_real_pages_reached(web, requests)
+    counts = spaces(web, requests)
+    assert_spaces_closed(counts, MAX_SPACE_REQUESTS_TWO_WORKERS, MAX_NAV_REQUESTS_TWO_WORKERS)
