@@ -10,9 +10,10 @@ siblings, its listing), so among its links of its own shape some were linked bef
 generator's page links only URLs nobody linked before: every one has in-degree 1.
 
 A page is a **sprawl candidate** when PRIORITY_SPRAWL_MIN_LINKS or more of its links
-have its own shape (`link_shape`: host, first directory, depth, extension, trailing
-slash, query names) and are new to this worker, and none of its repeats of a link this
-worker queued lately (RecentLinks) is a link back of its shape. A repeat that
+have its own shape (`link_shape`: host, first directory, extension, trailing slash,
+query names; not its depth: a tarpit's paths can be of any length) and are new to this
+worker, and none of its repeats of a link this worker queued lately (RecentLinks) is a
+link back of its shape. A repeat that
 PRIORITY_SPRAWL_MENU_PAGES pages or more linked again is the site's menu, not a link
 back: a generator that puts a fixed menu of its own pages on every page gives itself
 away once the menu is known, while a real page links back into its section (its
@@ -58,11 +59,12 @@ SPRAWL = Table(
 
 
 class LinkShape(NamedTuple):
-    """What a generator keeps from URL to URL while names, numbers and tokens change."""
+    """What a generator keeps from URL to URL while names, numbers, tokens and the
+    number of segments change. A tree's child has its parent's shape too, but a real
+    tree links back (its parent, its siblings): only a page linking down alone counts."""
 
     authority: str
     directory: str  # the first path segment of a path with two or more, else ''
-    depth: int  # path segments
     extension: str  # '.html', or '' when none
     folder: bool  # the path ends with '/'
     names: str  # sorted query parameter names, comma-joined
@@ -78,7 +80,7 @@ def link_shape(url: str) -> LinkShape:
     extension = last[dot:].lower() if dot > 0 and len(last) - dot <= _MAX_EXTENSION else ""
     names = ",".join(sorted({p.partition("=")[0] for p in query.split("&")})) if query else ""
     directory = segments[0] if len(segments) > 1 else ""
-    return LinkShape(authority.lower(), directory, len(segments), extension, not last, names)
+    return LinkShape(authority.lower(), directory, extension, not last, names)
 
 
 def candidate_links(

@@ -9,8 +9,9 @@ can meet again by chance, a few times in 10,000 pages) and the space never ends.
 per-host budget, or noticing that the space only ever widens, holds it. Each style is
 its own URL shape so a crawler cannot pass by fitting one: "slugs" /gen/<w>-<w>, "ids"
 /item/<5-9 digits>, "tokens" /t/<20 hex>/, "query" /lookup?term=<w>+<w>+<w>, "dirs"
-/lib/<w>/<w>.html, and "nav", /wander/<w>-<w> whose every page also links the same five
-/wander/start-<k> pages (a site menu: the one part of it that repeats).
+/lib/<w>/<w>.html, "nav", /wander/<w>-<w> whose every page also links the same five
+/wander/start-<k> pages (a site menu: the one part of it that repeats), and "deep",
+/maze/<w>/<w>[/<w>...] of 2-4 words (a path of random depth, as some tarpits serve).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ PATTERNS = {
     "query": r"/lookup",
     "dirs": r"/lib/([a-z]+)/([a-z]+)\.html",
     "nav": r"/wander/(?:start-[1-5]|([a-z]+)-([a-z]+))",
+    "deep": r"/maze(?:/[a-z]+){2,4}",
 }
 ENTRIES = {
     "slugs": "/gen/crawler-frontier",
@@ -48,6 +50,7 @@ ENTRIES = {
     "query": "/lookup?term=polite+fetch+queue",
     "dirs": "/lib/archive/river.html",
     "nav": NAV_STARTS[0],
+    "deep": "/maze/river/fern",
 }
 
 
@@ -68,6 +71,7 @@ MAKERS: dict[str, Callable[[random.Random], str]] = {
     "query": lambda rng: "/lookup?term=" + "+".join(_words(rng, 3)),
     "dirs": lambda rng: "/lib/{}/{}.html".format(*_words(rng, 2)),
     "nav": lambda rng: "/wander/{}-{}".format(*_words(rng, 2)),
+    "deep": lambda rng: "/maze/" + "/".join(_words(rng, rng.randint(2, 4))),
 }
 
 
@@ -85,6 +89,8 @@ def page_of(style: str, m: re.Match[str], query: str) -> str | None:
     on; None when the URL is not one the style could have made."""
     if style == "query":
         return _term(query)
+    if style == "deep":  # a path of 2-4 words, each a segment
+        return m.group(0) if all(w in _KNOWN for w in m.group(0).split("/")[2:]) else None
     if not all(g in _KNOWN for g in m.groups() if g is not None):
         return None
     return m.group(0)  # path styles ignore the query: a session token is the same page

@@ -20,8 +20,6 @@ from tests.unit.scripts.test_testweb_traps import PORT, _links, _paragraphs, _pa
 
 __all__ = ["site"]  # the fixture, imported for pytest
 
-# ---- generator traps ----------------------------------------------------------------------
-
 # The URL shapes each style promises (spelt out here, not imported: they are the contract).
 GENERATED = {
     "slugs": r"/gen/[a-z]+-[a-z]+",
@@ -30,6 +28,7 @@ GENERATED = {
     "query": r"/lookup\?term=[a-z]+\+[a-z]+\+[a-z]+",
     "dirs": r"/lib/[a-z]+/[a-z]+\.html",
     "nav": r"/wander/[a-z]+-[a-z]+",
+    "deep": r"/maze(?:/[a-z]+){2,4}",
 }
 
 
@@ -101,7 +100,7 @@ def test_home_and_every_tenth_page_link_each_style(tarpit: Site) -> None:
         shapes = [
             s for u in made_up for s, shape in GENERATED.items() if re.fullmatch(shape, _path(u))
         ]
-        assert sorted(shapes) == sorted(GENERATOR_STYLES) and len(made_up) == 6
+        assert sorted(shapes) == sorted(GENERATOR_STYLES) and len(made_up) == len(shapes)
         assert all(tarpit.kind(u) == "generator" for u in made_up)
         found[n] = set(made_up)
     assert not found[10] & found[20]
