@@ -96,8 +96,12 @@ def candidate_links(
     if config.min_links <= 0 or len(fresh) < config.min_links:
         return []
     shape = link_shape(page_url)
-    menu = config.menu_pages
-    if any(link_shape(url) == shape and relinked(url) < menu for url in repeated):
-        return []
+    # The few fresh links first: most pages have fewer of its shape than min_links, and
+    # their many repeats (navigation) then cost no shape at all.
     own = [url for url in fresh if link_shape(url) == shape]
-    return own if len(own) >= config.min_links else []
+    if len(own) < config.min_links:
+        return []
+    menu = config.menu_pages
+    if any(relinked(url) < menu and link_shape(url) == shape for url in repeated):
+        return []
+    return own
