@@ -8,7 +8,13 @@ stat frontier/blocklist/invalid) rather than letting everything through. The pat
 trap feedback closed (each shard's closed_patterns set) are re-read at the same pace:
 dispatch drops their queued URLs (the admit script refuses new ones by itself), with
 the ends of numbered sequences the same feedback saw (past_the_end), and so are the
-learned noise parameters (admission/noise.py).
+learned noise parameters (admission/noise.py). Sooner when another worker changed the
+closed set: every frontier reply counts each shard's changes ("closed_seen", util.lua),
+and a count that moved makes the next lease read the set before it dispatches (at delay
+0 a second worker had fetched a closed tarpit's queued pages for up to the 5 s between
+reads: 13-34 where the worker that closed it fetched 8).
+
+Stats: frontier/blocklist/changed  reads brought forward by a change another reply showed
 """
 
 from __future__ import annotations
@@ -73,6 +79,8 @@ class BlocklistRefresh:
         self.refresh_s = refresh_s
         self._due_at = 0.0
         self._lines: list[str] | None = None  # the rules in force; None = never read
+        self._seen: dict[str, int] = {}  # shard stats key -> closed-set changes seen
+        self.stale = False  # a reply showed a change not read yet
 
     async def add(self, rules: list[str]) -> None:
         """URL_BLOCKLIST: the settings' rules join the shared set at open."""
@@ -92,17 +100,27 @@ class BlocklistRefresh:
             ends = {k: v for k, v in self.admission.ceilings.items() if gone_ends.get(k) != v}
             self.admission.ceilings = {**ends, **new_ends}
 
+    def saw(self, closed_seen: dict[str, int] | None) -> None:
+        """A reply's closed-set change counts, per shard: a moved one makes the closed
+        set stale (this worker's own changes too: a read costs little, and they are rare)."""
+        for shard, changes in (closed_seen or {}).items():
+            if self._seen.get(shard, changes) != changes and not self.stale:
+                self.stale = True
+                self.stats.inc_value("frontier/blocklist/changed")
+            self._seen[shard] = changes
+
     def noise_learned(self, host: str, name: str) -> None:
         """This process learned a noise parameter: in force before the next read."""
         names = self.admission.noise.get(host, frozenset()) | {name}
         self.admission.noise = {**self.admission.noise, host: names}
 
     async def refresh_if_due(self) -> None:
-        if self.clock() >= self._due_at:
+        if self.stale or self.clock() >= self._due_at:
             await self.refresh()
 
     async def refresh(self) -> None:
         self._due_at = self.clock() + self.refresh_s
+        self.stale = False
         members: list[str] = []
         for key in self.closed_keys:  # one per shard: separate slots on a cluster
             members.extend(as_str(m) for m in await self.redis.smembers(key))

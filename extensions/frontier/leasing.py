@@ -187,6 +187,8 @@ class LeaseLoop:
         sent = self._replies
         reply = await self.frontier.lease(want)
         self.note(reply)
+        # Another worker closed a pattern: its queued URLs among these are dropped now.
+        await self.blocklist.refresh_if_due()
         await self.dispatch.dispatch_all([self._leased(*lease) for lease in reply.leases])
         self.stats.inc_value("frontier/leased", len(reply.leases))
         if reply.leases or (reply.remaining == 0 and not self.feeding.keeps_running()):

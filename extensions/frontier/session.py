@@ -246,6 +246,7 @@ class FrontierSession:
         self.feeding.saw(reply)
         self.stats.set_value("frontier/queued", reply.queued)
         self.blocklist.patterns_changed(reply.extra.get("closed"), reply.extra.get("reopened"))
+        self.blocklist.saw(reply.extra.get("closed_seen"))
         self.stats.set_value("frontier/leases", reply.leased)
         # Parked hosts whose resolution is due, claimed for this worker (by a lease,
         # or by a sharded frontier's counter refresh).

@@ -32,9 +32,15 @@ local function stat(name, by)
   if by ~= 0 then redis.call('HINCRBY', K.stats, name, by) end
 end
 
+-- closed_seen: {[this shard's stats key] = changes of its closed_patterns set so far}
+-- (traps.lua counts each): a worker that sees it change re-reads the closed set before
+-- it dispatches what it leased (admission/blocklist.py), not at its next timed read.
 local function counters()
-  local queued = num(redis.call('HGET', K.stats, 'queued'), 0)
-  return {queued = queued, leased = redis.call('ZCARD', K.leases),
-          recrawl_queued = num(redis.call('HGET', K.stats, 'recrawl_queued'), 0),
-          pending_hosts = redis.call('ZCARD', K.pending_hosts)}
+  local v = redis.call('HMGET', K.stats, 'queued', 'recrawl_queued', 'trap_closed',
+                       'trap_reopened', 'sequence_ended', 'sequence_end_lifted')
+  local changes = num(v[3], 0) + num(v[4], 0) + num(v[5], 0) + num(v[6], 0)
+  return {queued = num(v[1], 0), leased = redis.call('ZCARD', K.leases),
+          recrawl_queued = num(v[2], 0),
+          pending_hosts = redis.call('ZCARD', K.pending_hosts),
+          closed_seen = {[K.stats] = changes}}
 end
