@@ -11,7 +11,7 @@
 local T = CFG.traps
 local OPEN, DEMOTED, CLOSED = 0, 1, 2
 -- Patterns this call closed or reopened: the reply tells the calling worker at once
--- (others read the closed set every URL_BLOCKLIST_REFRESH).
+-- (others re-read the closed set when a reply's closed_seen moves: util.lua counters).
 local CHANGED = {closed = {}, reopened = {}}
 local first_shapes = 0  -- URL shapes first seen in this call (recurs; one stat at the end)
 
