@@ -64,7 +64,7 @@ class LinkShape(NamedTuple):
     tree links back (its parent, its siblings): only a page linking down alone counts."""
 
     authority: str
-    directory: str  # the first path segment of a path with two or more, else ''
+    directory: str  # the first segment of a path of two or more names, else ''
     extension: str  # '.html', or '' when none
     folder: bool  # the path ends with '/'
     names: str  # sorted query parameter names, comma-joined
@@ -79,7 +79,8 @@ def link_shape(url: str) -> LinkShape:
     dot = last.rfind(".")
     extension = last[dot:].lower() if dot > 0 and len(last) - dot <= _MAX_EXTENSION else ""
     names = ",".join(sorted({p.partition("=")[0] for p in query.split("&")})) if query else ""
-    directory = segments[0] if len(segments) > 1 else ""
+    # A page of its own under the root (/about, /my-post/) is in no directory.
+    directory = segments[0] if len(segments) > 2 or (len(segments) == 2 and last) else ""
     return LinkShape(authority.lower(), directory, extension, not last, names)
 
 

@@ -10,8 +10,9 @@ per-host budget, or noticing that the space only ever widens, holds it. Each sty
 its own URL shape so a crawler cannot pass by fitting one: "slugs" /gen/<w>-<w>, "ids"
 /item/<5-9 digits>, "tokens" /t/<20 hex>/, "query" /lookup?term=<w>+<w>+<w>, "dirs"
 /lib/<w>/<w>.html, "nav", /wander/<w>-<w> whose every page also links the same five
-/wander/start-<k> pages (a site menu: the one part of it that repeats), and "deep",
-/maze/<w>/<w>[/<w>...] of 2-4 words (a path of random depth, as some tarpits serve).
+/wander/start-<k> pages (a site menu: the one part of it that repeats), "deep",
+/maze/<w>/<w>[/<w>...] of 2-4 words (a path of random depth, as some tarpits serve), and
+"root", /<w>-<w>-<w>/ under the root (a tarpit host's own pages, or a blog's permalinks).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ PATTERNS = {
     "dirs": r"/lib/([a-z]+)/([a-z]+)\.html",
     "nav": r"/wander/(?:start-[1-5]|([a-z]+)-([a-z]+))",
     "deep": r"/maze(?:/[a-z]+){2,4}",
+    "root": r"/([a-z]+)-([a-z]+)-([a-z]+)/",
 }
 ENTRIES = {
     "slugs": "/gen/crawler-frontier",
@@ -51,6 +53,7 @@ ENTRIES = {
     "dirs": "/lib/archive/river.html",
     "nav": NAV_STARTS[0],
     "deep": "/maze/river/fern",
+    "root": "/river-fern-ember/",
 }
 
 
@@ -72,6 +75,7 @@ MAKERS: dict[str, Callable[[random.Random], str]] = {
     "dirs": lambda rng: "/lib/{}/{}.html".format(*_words(rng, 2)),
     "nav": lambda rng: "/wander/{}-{}".format(*_words(rng, 2)),
     "deep": lambda rng: "/maze/" + "/".join(_words(rng, rng.randint(2, 4))),
+    "root": lambda rng: "/{}-{}-{}/".format(*_words(rng, 3)),
 }
 
 

@@ -35,7 +35,7 @@ PATH_GROWTH_STYLES = ("segments", "counter")
 LONG_URL_STYLES = ("query", "path")
 # Generator traps (generator.py), one URL shape each; asked for by name only, as "chatty":
 # dealt.py does not deal them, so every web dealt or made before them stays the same.
-GENERATOR_STYLES = ("slugs", "ids", "tokens", "query", "dirs", "nav", "deep")
+GENERATOR_STYLES = ("slugs", "ids", "tokens", "query", "dirs", "nav", "deep", "root")
 MAX_SHOP_CATEGORIES = 8
 MAX_GUIDE_LEVELS = 4
 

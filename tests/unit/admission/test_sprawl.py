@@ -31,6 +31,7 @@ def relinked(url: str) -> int:
         ("/lookup?term=a+b", "/lookup?term=c"),  # query values
         ("/lib/river/fern.html", "/lib/amber/orbit.html"),  # a directory and a name
         ("/about", "/contact"),  # root-level pages
+        ("/my-first-post/", "/another-post/"),  # root-level folders (permalinks)
         ("/maze/a/b", "/maze/c/d/e/f"),  # any depth under one directory
         ("/lookup?term=a", "/search?term=b"),  # a root-level name is no directory
     ],
@@ -44,6 +45,7 @@ def test_a_generators_urls_share_a_shape(a: str, b: str) -> None:
     [
         ("/gen/alpha", "/gen/alpha/"),  # a folder
         ("/gen/a", "/a"),  # a root-level page
+        ("/gen/a/", "/a/"),  # a root-level folder
         ("/gen/a", "/docs/a"),  # another section
         ("/", "/about"),  # the home page
         ("/lib/a.html", "/lib/a.pdf"),  # another extension

@@ -29,6 +29,7 @@ GENERATED = {
     "dirs": r"/lib/[a-z]+/[a-z]+\.html",
     "nav": r"/wander/[a-z]+-[a-z]+",
     "deep": r"/maze(?:/[a-z]+){2,4}",
+    "root": r"/[a-z]+-[a-z]+-[a-z]+/",
 }
 
 
