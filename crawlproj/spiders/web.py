@@ -129,7 +129,7 @@ class WebSpider(scrapy.Spider):
     checkpoint: Checkpoint  # set in from_crawler
     soft404: Soft404Checker | None  # set in from_crawler; None: SOFT404_ENABLED is off
     page_tokens: PageTokenConfig | None  # set in from_crawler; None: URL_STRIP_PAGE_TOKENS off
-    sprawl: SprawlConfig  # set in from_crawler (PRIORITY_SPRAWL_MIN_LINKS)
+    sprawl: SprawlConfig  # set in from_crawler (PRIORITY_SPRAWL_*)
 
     def __init__(self, seeds: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
