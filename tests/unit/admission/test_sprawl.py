@@ -8,6 +8,7 @@ import pytest
 from scrapy.statscollectors import MemoryStatsCollector
 from scrapy.utils.test import get_crawler
 
+from extensions.admission.budgets import pattern_state
 from extensions.admission.records import AdmitItem
 from extensions.admission.sprawl import SprawlConfig, candidate_links, link_shape
 from extensions.frontier.core import DownloadEvent
@@ -112,3 +113,10 @@ def test_an_ack_is_settled_by_its_links_admit_reply() -> None:
     }
     # A settled lease is used once: a page is acked once.
     assert [e.outcome for e in acks.judged([ack("a")], [])] == ["sprawl"]
+
+
+def test_operators_read_a_patterns_sprawl_pages_from_its_record() -> None:
+    # admitted, n, bad, fresh, state, probes, outcomes, live, dead, dead_n, sprawl pages
+    shown = pattern_state("12,7.500,7.500,0,2,3,9,0,0,0,8")
+    assert (shown["state"], shown["sprawl_pages"], shown["bad_share"]) == ("closed", 8, 1.0)
+    assert "sprawl_pages" not in pattern_state("12")  # never sprawl: nothing said
