@@ -199,16 +199,16 @@ class WebSpider(scrapy.Spider):
         recent = recent_links_of(self.crawler)
         if recent is None:
             return links, frozenset()
-        fresh, repeated = recent.split(links, response.url)
-        count_repeat(self.crawler.stats, len(repeated))
+        split = recent.split(links, response.url)
+        count_repeat(self.crawler.stats, len(links) - len(split.request))
         if outcome != "new" or "frontier_lease" not in response.meta:
-            return fresh, frozenset()
-        own = candidate_links(response.url, fresh, repeated, self.sprawl, recent.relinked)
+            return split.request, frozenset()
+        own = candidate_links(response.url, split.new, split.known, self.sprawl, recent.relinked)
         if own:
             response.meta["frontier_outcome"] = "sprawl"
             self.crawler.stats.inc_value("crawlproj/pages/sprawl_candidate")
             logger.debug("Sprawl candidate %s: %d new links of its shape", response.url, len(own))
-        return fresh, frozenset(own)
+        return split.request, frozenset(own)
 
     def links_skipped(self, item: PageItem) -> bool:
         """True (counted) for a page whose links are not to be followed."""

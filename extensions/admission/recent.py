@@ -24,7 +24,7 @@ from __future__ import annotations
 import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from extensions.admission.prioritizer import PARENT_META
 from extensions.config import Setting, Table, at_least
@@ -46,6 +46,14 @@ class RecentConfig:
 
 
 RECENT = Table(RecentConfig, Setting("SEEN_LOCAL_CACHE", "capacity", int, at_least(0)))
+
+
+class LinkSplit(NamedTuple):
+    """RecentLinks.split's answer for one page's links."""
+
+    request: list[str]  # to request: new ones, and known ones that bring a referring host
+    new: list[str]  # not queued by this worker lately
+    known: list[str]  # queued by this worker lately (some of them in `request` again)
 
 
 class RecentLinks:
@@ -72,19 +80,23 @@ class RecentLinks:
         safe URL is its own request.url; any other spelling just misses here."""
         return self._repeats(url, (None, parent_url))
 
-    def split(self, links: list[str], parent_url: str) -> tuple[list[str], list[str]]:
-        """A page's links as (fresh, repeats): repeats_link for each; each repeat counts
-        one more page that linked it again (relinked)."""
-        fresh: list[str] = []
-        repeated: list[str] = []
+    def split(self, links: list[str], parent_url: str) -> LinkSplit:
+        """A page's links: those to request (not repeats_link), those new to this worker,
+        and those it queued before (a repeat, or one requested again for the referring
+        host it brings); each of the last counts one more page that linked it (relinked)."""
+        out = LinkSplit([], [], [])
         relinked = self._relinked
+        parent = (None, parent_url)
         for url in links:
-            if self.repeats_link(url, parent_url):
-                repeated.append(url)
-                relinked[url] = relinked.get(url, 0) + 1
-            else:
-                fresh.append(url)
-        return fresh, repeated
+            if url not in self._hosts:
+                out.request.append(url)
+                out.new.append(url)
+                continue
+            relinked[url] = relinked.get(url, 0) + 1
+            out.known.append(url)
+            if not self._repeats(url, parent):
+                out.request.append(url)
+        return out
 
     def relinked(self, url: str) -> int:
         """Pages (split by this worker) that linked `url` again after it was queued."""

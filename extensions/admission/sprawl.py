@@ -10,8 +10,9 @@ siblings, its listing), so among its links of its own shape some were linked bef
 generator's page links only URLs nobody linked before: every one has in-degree 1.
 
 A page is a **sprawl candidate** when PRIORITY_SPRAWL_MIN_LINKS or more of its links
-have its own shape (`link_shape`: host, first directory, extension, trailing slash,
-query names; not its depth: a tarpit's paths can be of any length) and are new to this
+have its own shape (`link_shape`: registered domain, first directory, extension,
+trailing slash, query names; not its depth, a tarpit's paths can be of any length, nor
+its subdomain, a wildcard-DNS farm's pages are a new made-up host each) and are new to this
 worker, and none of its repeats of a link this worker queued lately (RecentLinks) is a
 link back of its shape. A repeat that
 PRIORITY_SPRAWL_MENU_PAGES pages or more linked again is the site's menu, not a link
@@ -36,6 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from extensions.admission.domains import registered_domain
 from extensions.config import Setting, Table, at_least
 
 # A fresh link of a sprawl candidate: the lease id of the page that linked it (transient:
@@ -59,11 +61,12 @@ SPRAWL = Table(
 
 
 class LinkShape(NamedTuple):
-    """What a generator keeps from URL to URL while names, numbers, tokens and the
-    number of segments change. A tree's child has its parent's shape too, but a real
-    tree links back (its parent, its siblings): only a page linking down alone counts."""
+    """What a generator keeps from URL to URL while names, numbers, tokens, the number
+    of segments and the subdomain change. A tree's child has its parent's shape too, but
+    a real tree links back (its parent, its siblings): only a page linking down alone
+    counts."""
 
-    authority: str
+    site: str  # the registered domain (domains.py) and port
     directory: str  # the first segment of a path of two or more names, else ''
     extension: str  # '.html', or '' when none
     folder: bool  # the path ends with '/'
@@ -73,6 +76,7 @@ class LinkShape(NamedTuple):
 def link_shape(url: str) -> LinkShape:
     """The shape of an absolute http(s) URL (a page's extracted link: no fragment)."""
     authority, _, tail = url.partition("://")[2].partition("/")
+    site = _site(authority.lower())
     path, _, query = tail.partition("?")
     segments = path.split("/")
     last = segments[-1]
@@ -81,7 +85,15 @@ def link_shape(url: str) -> LinkShape:
     names = ",".join(sorted({p.partition("=")[0] for p in query.split("&")})) if query else ""
     # A page of its own under the root (/about, /my-post/) is in no directory.
     directory = segments[0] if len(segments) > 2 or (len(segments) == 2 and last) else ""
-    return LinkShape(authority.lower(), directory, extension, not last, names)
+    return LinkShape(site, directory, extension, not last, names)
+
+
+def _site(authority: str) -> str:
+    """host[:port] -> registered domain[:port] (an IPv6 literal as it is)."""
+    if authority.startswith("["):
+        return authority
+    host, colon, port = authority.partition(":")
+    return registered_domain(host) + colon + port
 
 
 def candidate_links(

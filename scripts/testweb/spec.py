@@ -116,6 +116,9 @@ class HostSpec:
     # Every name under this host answers a template page linking more made-up names
     # (a wildcard-DNS spider trap); the home page links two (subdomains.py).
     subdomain_trap: bool = False
+    # With subdomain_trap: each made-up subdomain's page is prose of its own (a link
+    # farm's generated text), not one template: no copy for feedback to see.
+    subdomain_prose: bool = False
     # Tarpits (generator.py), any of GENERATOR_STYLES: endless spaces of unique pages,
     # each linking 2-5 new ones: "slugs" (/gen/w-w), "ids" (/item/<n>), "tokens"
     # (/t/<hex>/), "query" (/lookup?term=w+w+w), "dirs" (/lib/w/w.html), "nav" (/wander/w-w,

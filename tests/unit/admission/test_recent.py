@@ -83,17 +83,25 @@ def test_the_spider_asks_before_it_builds_a_request() -> None:
     assert not recent.repeats_link("http://h.test/b", "http://h.test/z")  # never queued
 
 
-def test_a_pages_links_split_into_fresh_and_repeats_counting_who_linked_again() -> None:
+def test_a_pages_links_split_into_new_and_known_counting_who_linked_again() -> None:
     """split (the spider's) counts, per queued link, the pages that linked it again: a
     site's menu is linked from every page (admission/sprawl.py); forgotten with it."""
     recent = RecentLinks(admission(), 3)
     assert queue(recent, link("http://h.test/menu"))
     for n in range(4):
         page = f"http://h.test/p{n}"
-        fresh, repeated = recent.split(["http://h.test/menu", f"http://h.test/new{n}"], page)
-        assert (fresh, repeated) == ([f"http://h.test/new{n}"], ["http://h.test/menu"])
+        split = recent.split(["http://h.test/menu", f"http://h.test/new{n}"], page)
+        assert split.request == split.new == [f"http://h.test/new{n}"]
+        assert split.known == ["http://h.test/menu"]
     assert recent.relinked("http://h.test/menu") == 4
     assert recent.relinked("http://h.test/new0") == 0
+    # From another host: requested again (a referring host to count), and known.
+    split = recent.split(["http://h.test/menu"], "http://cal.test/x")
+    assert (split.request, split.new, split.known) == (
+        ["http://h.test/menu"],
+        [],
+        ["http://h.test/menu"],
+    )
     for n in range(3):  # evicted from the memory: its count goes with it
         assert queue(recent, link(f"http://h.test/other{n}"))
     assert recent.relinked("http://h.test/menu") == 0

@@ -51,11 +51,21 @@ def test_a_generators_urls_share_a_shape(a: str, b: str) -> None:
         ("/", "/about"),  # the home page
         ("/lib/a.html", "/lib/a.pdf"),  # another extension
         ("/lookup?term=a", "/lookup?term=a&page=2"),  # other parameter names
-        ("/gen/a", "http://other.test/gen/a"),  # another host
+        ("/gen/a", "http://other.test/gen/a"),  # another site
     ],
 )
 def test_other_shapes(a: str, b: str) -> None:
     assert link_shape(H + a) != link_shape(b if b.startswith("http") else H + b)
+
+
+def test_subdomains_of_one_registered_domain_share_a_shape() -> None:
+    """A wildcard-DNS farm's made-up hosts are one site; a hosting platform's (the PSL's
+    private section: github.io) are not."""
+    assert link_shape("http://w1.farm.test:8080/") == link_shape("http://farm.test:8080/")
+    assert link_shape("http://a.farm.test/x/y") == link_shape("http://b.farm.test/x/z")
+    assert link_shape("http://a.farm.test:1/") != link_shape("http://a.farm.test:2/")
+    assert link_shape("https://ann.github.io/") != link_shape("https://bob.github.io/")
+    assert link_shape("http://[::1]:80/a") != link_shape("http://[::2]:80/b")
 
 
 def test_a_page_whose_own_shape_links_are_all_fresh_is_a_candidate() -> None:

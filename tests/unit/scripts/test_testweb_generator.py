@@ -8,6 +8,7 @@ import dataclasses
 import re
 from collections import Counter, deque
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -145,3 +146,20 @@ def test_generators_are_named_in_the_spec_json(tmp_path: Path) -> None:
 
 
 # ---- non-page files ----------------------------------------------------------------------
+
+
+def test_a_wildcard_farm_with_prose_gives_each_made_up_host_words_of_its_own() -> None:
+    def farm(prose: bool) -> Site:
+        host = HostSpec("farm.test", pages=10, subdomain_trap=True, subdomain_prose=prose)
+        return Site(WebSpec(hosts=[host]), PORT)
+
+    with_prose, template = farm(True), farm(False)
+    names = [u for u in _links(with_prose, "farm.test", "/") if u.startswith("http://w")]
+    a, b = (urlsplit(u).hostname or "" for u in names[:2])
+    first, second = with_prose.respond(a, "/").body, with_prose.respond(b, "/").body
+    assert len(_paragraphs(first)) >= 3
+    words_a, words_b = _words(first), _words(second)
+    assert len(words_a & words_b) / len(words_a | words_b) < 0.2
+    assert with_prose.kind(f"http://{a}:{PORT}/") == "subdomain"
+    plain = template.respond(a, "/").body  # the template: one paragraph, its name in it
+    assert len(_paragraphs(plain)) == 1 and a.split(".")[0] in plain.decode()
