@@ -11,10 +11,10 @@ generator's page links only URLs nobody linked before: every one has in-degree 1
 
 A page is a **sprawl candidate** when PRIORITY_SPRAWL_MIN_LINKS or more of its links
 have its own shape (`link_shape`: registered domain, first directory, extension,
-trailing slash, query names; not its depth, a tarpit's paths can be of any length, nor
-its subdomain, a wildcard-DNS farm's pages are a new made-up host each) and are new to this
-worker, and none of its repeats of a link this worker queued lately (RecentLinks) is a
-link back of its shape. A repeat that
+trailing slash, query names; not its depth, as a tarpit's paths can be of any length,
+nor its subdomain, as a wildcard-DNS farm's pages are each a new made-up host) and are
+new to this worker, and none of its links of that shape that this worker queued before
+(RecentLinks.split's known links) is a link back. A known link that
 PRIORITY_SPRAWL_MENU_PAGES pages or more linked again is the site's menu, not a link
 back: a generator that puts a fixed menu of its own pages on every page gives itself
 away once the menu is known, while a real page links back into its section (its
@@ -28,7 +28,9 @@ worker's cache. Trap feedback (frontier/lua/traps.lua) closes a pattern once
 PRIORITY_TRAP_SPRAWL_AFTER of its pages were sprawl and they are most of its recent pages.
 
 Not caught: a generator whose pages also link back to a few earlier pages of its own
-(as a real section does); only the host budget bounds it.
+(as a real section does), or one whose pages link only pages of another shape (/a/
+pages to /b/ ones and back: counting every shape would make a shop's category pages,
+new products and a menu, sprawl); only the host budget bounds them.
 """
 
 from __future__ import annotations
