@@ -154,6 +154,14 @@ def _url_metrics(stats: dict[str, Any]) -> Iterator[Metric]:
     yield _labelled("crawlproj_urls_rejected", "URLs refused at admission", "reason", rejected)
     traps = {guard: _num(stats.get(stat)) for guard, stat in TRAP_GUARDS.items()}
     yield _labelled("crawlproj_trap_guard_hits", "URLs stopped by trap guards", "guard", traps)
+    # Generator traps (admission/sprawl.py): a page's ack as sprawl, or settled as new.
+    sprawl = _prefixed(stats, "frontier/sprawl/")
+    yield _labelled(
+        "crawlproj_sprawl_pages",
+        "Pages whose links of their own shape were all new (generator traps), by verdict",
+        "verdict",
+        sprawl,
+    )
 
 
 def _content_metrics(stats: dict[str, Any], ext: MetricsSource) -> Iterator[Metric]:
