@@ -141,11 +141,8 @@ def test_generators_are_named_in_the_spec_json(tmp_path: Path) -> None:
     (tmp_path / "web.json").write_text(spec.to_json())
     assert parse_spec(str(tmp_path / "web.json")) == spec  # the CLI's --spec FILE
     allowed = re.escape(str(list(GENERATOR_STYLES)))
-    with pytest.raises(ValueError, match=rf"generators: unknown \['maze'\]; use any of {allowed}"):
-        HostSpec.from_dict({"name": "x.test", "generators": ["slugs", "maze"]})
-
-
-# ---- non-page files ----------------------------------------------------------------------
+    with pytest.raises(ValueError, match=rf"generators: unknown \['moat'\]; use any of {allowed}"):
+        HostSpec.from_dict({"name": "x.test", "generators": ["slugs", "moat"]})
 
 
 def test_a_wildcard_farm_with_prose_gives_each_made_up_host_words_of_its_own() -> None:

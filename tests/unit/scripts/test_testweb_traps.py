@@ -282,6 +282,9 @@ def test_long_urls_end_above_1000_characters(
     assert all(site.is_trap(u) for u in urls)
 
 
+# ---- non-page files ----------------------------------------------------------------------
+
+
 def test_sources_and_attachments(site: Site) -> None:
     source = site.respond("docs.test", "/_sources/page-3.txt")
     assert source.status == 200 and source.headers["Content-Type"].startswith("text/plain")
