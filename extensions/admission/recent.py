@@ -13,8 +13,8 @@ admit script). dont_filter requests and sitemap URLs carrying a <lastmod> (a re-
 hint) are never dropped here. The truth stays in Redis: this only saves work, and a
 link it forgets is answered by the shard's URL-seen filter as before.
 
-The spider asks too (`recent_links_of`, `repeats_link`), before it builds a Request for
-a link: a repeat dropped there skips the Request, the spider middlewares and the
+The spider asks too (`recent_links_of`, `split`), before it builds a Request for a
+page's links: a repeat dropped there skips the Request, the spider middlewares and the
 engine's scheduling as well (a page's links are mostly its site's navigation: on a
 Python manual this cut ~9% of the crawl's CPU per page).
 """
@@ -74,16 +74,13 @@ class RecentLinks:
             return False
         return self._repeats(request.url, request.meta.get(PARENT_META))
 
-    def repeats_link(self, url: str, parent_url: str) -> bool:
-        """`repeats` for a plain link of the page at `parent_url`, before its Request
-        exists (the spider's check). `url` as the Request would spell it: an already
-        safe URL is its own request.url; any other spelling just misses here."""
-        return self._repeats(url, (None, parent_url))
-
     def split(self, links: list[str], parent_url: str) -> LinkSplit:
-        """A page's links: those to request (not repeats_link), those new to this worker,
-        and those it queued before (a repeat, or one requested again for the referring
-        host it brings); each of the last counts one more page that linked it (relinked)."""
+        """A page's links, before their Requests exist (the spider's check, answering as
+        `repeats` does for the Requests it would build: a link as the Request would spell
+        it, an already safe URL being its own request.url; any other spelling just misses
+        here): those to request, those new to this worker, and those it queued before (a
+        repeat, or one requested again for the referring host it brings); each of the last
+        counts one more page that linked it (relinked)."""
         out = LinkSplit([], [], [])
         relinked = self._relinked
         parent = (None, parent_url)
@@ -136,7 +133,7 @@ _by_crawler: weakref.WeakKeyDictionary[Crawler, RecentLinks] = weakref.WeakKeyDi
 
 
 def register(crawler: Crawler, recent: RecentLinks) -> None:
-    """`recent` answers the spider's repeats_link for this crawler (a scheduler opened)."""
+    """`recent` answers the spider's split for this crawler (a scheduler opened)."""
     if recent.capacity > 0:
         _by_crawler[crawler] = recent
 

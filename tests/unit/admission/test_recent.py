@@ -73,14 +73,18 @@ def test_the_memory_is_bounded_oldest_first_and_zero_keeps_nothing() -> None:
 
 
 def test_the_spider_asks_before_it_builds_a_request() -> None:
-    """repeats_link (a link as a URL and its page) answers as repeats does for the
-    Request the spider would build: same raw URL, same referring-host rule."""
+    """split (a page's links as URLs) answers as repeats does for the Requests the
+    spider would build: same raw URL, same referring-host rule."""
     recent = RecentLinks(admission(), 100)
     assert queue(recent, link("http://h.test/a", parent="http://shop.test/1"))
-    assert recent.repeats_link("http://h.test/a", "http://shop.test/2")
-    assert recent.repeats_link("http://h.test/a", "http://h.test/z")
-    assert not recent.repeats_link("http://h.test/a", "http://cal.test/x")  # news: a new host
-    assert not recent.repeats_link("http://h.test/b", "http://h.test/z")  # never queued
+
+    def repeats(url: str, page: str) -> bool:
+        return url not in recent.split([url], page).request
+
+    assert repeats("http://h.test/a", "http://shop.test/2")
+    assert repeats("http://h.test/a", "http://h.test/z")
+    assert not repeats("http://h.test/a", "http://cal.test/x")  # news: a new host
+    assert not repeats("http://h.test/b", "http://h.test/z")  # never queued
 
 
 def test_a_pages_links_split_into_new_and_known_counting_who_linked_again() -> None:
