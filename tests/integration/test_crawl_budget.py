@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from extensions.admission.patterns import number_of, split_url, url_patterns
-from scripts.crawlrun import run_crawl, write_seeds
+from scripts.crawlrun import CrawlResult, run_crawl, write_seeds
 from scripts.testweb import TestWeb, WebSpec
 from scripts.testweb.dealt import dealt
 from scripts.testweb.spec import HostSpec
@@ -96,18 +96,31 @@ def test_the_trap_web_is_crawled_to_its_real_pages_and_ends_by_itself(trap_crawl
     assert not sessions, sessions[:10]
 
 
-def crawl_within_the_bar(spec: WebSpec, tmp_path: Path, max_share: float) -> list[str]:
-    """Crawl `spec` to its end; assert it ended by itself, reached its real pages and
-    spent at most `max_share` of its requests on traps. Returns the trap URLs fetched."""
+def assert_real_pages_reached(web: TestWeb, requests: list[dict[str, Any]]) -> None:
+    real = set(web.real_pages())
+    fetched = {r["url"] for r in requests if r["status"] == 200}
+    assert len(real & fetched) / len(real) >= MIN_COVERAGE, sorted(real - fetched)[:20]
+
+
+def crawl_to_its_end(
+    spec: WebSpec, tmp_path: Path
+) -> tuple[TestWeb, CrawlResult, list[dict[str, Any]]]:
+    """Crawl `spec` to its end; assert it ended by itself (no CLOSESPIDER_* limit is set)
+    and reached its real pages. The web (stopped), the crawl and its page requests."""
     with TestWeb(spec, lifetime=600) as web:
         seeds = write_seeds(tmp_path / "seeds.txt", web.seeds)
         result = run_crawl(seeds, tmp_path / "data", settings_for(web), timeout=400)
         requests = page_requests(web)
     assert result.returncode == 0, result.log[-3000:]
     assert "'finish_reason': 'finished'" in result.log
-    real = set(web.real_pages())
-    fetched = {r["url"] for r in requests if r["status"] == 200}
-    assert len(real & fetched) / len(real) >= MIN_COVERAGE, sorted(real - fetched)[:20]
+    assert_real_pages_reached(web, requests)
+    return web, result, requests
+
+
+def crawl_within_the_bar(spec: WebSpec, tmp_path: Path, max_share: float) -> list[str]:
+    """crawl_to_its_end, and at most `max_share` of its requests on traps. Returns the
+    trap URLs fetched."""
+    web, _, requests = crawl_to_its_end(spec, tmp_path)
     traps = [r["url"] for r in requests if web.is_trap(r["url"])]
     assert len(traps) / len(requests) <= max_share, traps[:40]
     assert not [u for u in traps if web.site.kind(u) == "session"]

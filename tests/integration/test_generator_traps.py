@@ -15,11 +15,16 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from scripts.crawlrun import run_crawl, start_crawl, wait_crawl, write_seeds
+from scripts.crawlrun import start_crawl, wait_crawl, write_seeds
 from scripts.testweb import HostSpec, TestWeb, WebSpec
 from scripts.testweb.generator import PATTERNS
 from scripts.testweb.spec import GENERATOR_STYLES
-from tests.integration.test_crawl_budget import MIN_COVERAGE, page_requests, settings_for
+from tests.integration.test_crawl_budget import (
+    assert_real_pages_reached,
+    crawl_to_its_end,
+    page_requests,
+    settings_for,
+)
 
 # Requests a generator space costs before its pattern closes: PRIORITY_TRAP_SPRAWL_AFTER
 # (8) sprawl pages, measured 8-9 a space; the "nav" style, whose pages also link a fixed
@@ -64,12 +69,6 @@ def spaces(web: TestWeb, requests: list[dict[str, Any]]) -> Counter[tuple[str, s
     )
 
 
-def assert_real_pages_reached(web: TestWeb, requests: list[dict[str, Any]]) -> None:
-    real = set(web.real_pages())
-    fetched = {r["url"] for r in requests if r["status"] == 200}
-    assert len(real & fetched) / len(real) >= MIN_COVERAGE, sorted(real - fetched)[:20]
-
-
 def assert_spaces_closed(counts: Counter[tuple[str, str]], most: int, most_nav: int) -> None:
     over = {
         space: n for space, n in counts.items() if n > (most_nav if space[1] == "nav" else most)
@@ -79,13 +78,7 @@ def assert_spaces_closed(counts: Counter[tuple[str, str]], most: int, most_nav: 
 
 
 def test_generators_close_and_the_crawl_ends_by_itself(tmp_path: Path) -> None:
-    with TestWeb(tarpit_web(), lifetime=300) as web:
-        seeds = write_seeds(tmp_path / "seeds.txt", web.seeds)
-        result = run_crawl(seeds, tmp_path / "data", settings_for(web), timeout=240)
-        requests = page_requests(web)
-    assert result.returncode == 0, result.log[-3000:]
-    assert "'finish_reason': 'finished'" in result.log  # no CLOSESPIDER_* limit is set
-    assert_real_pages_reached(web, requests)
+    web, result, requests = crawl_to_its_end(tarpit_web(), tmp_path)
     assert_spaces_closed(spaces(web, requests), MAX_SPACE_REQUESTS, MAX_NAV_REQUESTS)
     assert "frontier/redis/sprawl_recounted" in result.log
 
@@ -126,12 +119,6 @@ def test_a_wildcard_farm_of_unique_pages_closes_across_its_subdomains(tmp_path: 
         seed=5,
         base_ip="127.0.54.1",
     )
-    with TestWeb(spec, lifetime=300) as web:
-        seeds = write_seeds(tmp_path / "seeds.txt", web.seeds)
-        result = run_crawl(seeds, tmp_path / "data", settings_for(web), timeout=240)
-        requests = page_requests(web)
-    assert result.returncode == 0, result.log[-3000:]
-    assert "'finish_reason': 'finished'" in result.log
-    assert_real_pages_reached(web, requests)
+    web, _, requests = crawl_to_its_end(spec, tmp_path)
     made_up = [r["url"] for r in requests if web.site.kind(r["url"]) == "subdomain"]
     assert len(made_up) <= MAX_FARM_REQUESTS, made_up
