@@ -38,7 +38,8 @@ from crawlproj.pipelines.content import ContentDedupPipeline
 from crawlproj.pipelines.metadata import MetadataPipeline
 from crawlproj.pipelines.signature import content_signature
 from crawlproj.pipelines.store import PageStorePipeline
-from crawlproj.spiders.web import WebSpider, parse_page
+from crawlproj.spiders.page_parse import parse_page
+from crawlproj.spiders.web import WebSpider
 from extensions.content.fingerprint import content_hash, signature
 from extensions.content.main_text import page_text
 from extensions.pagestore.protocol import content_key, pack_body

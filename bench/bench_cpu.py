@@ -272,7 +272,7 @@ def replay_stages(docs: Path, n: int) -> dict[str, float]:
 
     from crawlproj.pipelines.metadata import finalise_row
     from crawlproj.pipelines.signature import content_signature
-    from crawlproj.spiders.web import follow_links, parse_page
+    from crawlproj.spiders.page_parse import follow_links, parse_page
     from extensions.pagestore.protocol import content_key, pack_body
 
     files = sorted(docs.rglob("*.html"))[:n]

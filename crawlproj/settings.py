@@ -166,6 +166,9 @@ PRIORITY_HOST_BUDGET_PER_REFERRER = 200
 PRIORITY_HOST_BUDGET_PER_SITEMAP_URL = 1.0
 # URLs with a facet-named parameter admitted per host + path template (0 = no cap).
 PRIORITY_FACET_MAX = 2
+# A page's links that each add one parameter to its own URL, over this many names with a
+# few values each, are a facet sidebar: capped as facet-named ones are (0 = off).
+PRIORITY_FACET_SIDEBAR_NAMES = 2
 # Trap feedback per host + URL pattern: patterns kept per host (then coarser ones).
 PRIORITY_PATTERNS_PER_HOST = 256
 # Pattern outcomes averaged (decay), judged after; bad shares that demote, that close it.

@@ -24,6 +24,7 @@ from crawlproj.seeds import SeedError, read_seed_arg
 from extensions.admission.admit import URL_FILTER
 from extensions.admission.bloom import SEEN
 from extensions.admission.budgets import TRAPS
+from extensions.admission.facet_sidebar import SIDEBAR
 from extensions.admission.filters import compile_block_rules
 from extensions.admission.noise import NOISE
 from extensions.admission.politeness_key import HOST_IP_KEYS
@@ -100,6 +101,7 @@ TABLES: tuple[Table[Any], ...] = (
     PRIORITY,
     TRAPS,
     SPRAWL,
+    SIDEBAR,
     NOISE,
     DNS,
     SEEN,

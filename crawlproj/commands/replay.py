@@ -42,7 +42,7 @@ from crawlproj.items import ROW_FIELDS, PageItem
 from crawlproj.page_tokens import PageTokenConfig
 from crawlproj.pipelines.metadata import finalise_row
 from crawlproj.pipelines.signature import content_signature
-from crawlproj.spiders.web import follow_links, parse_page
+from crawlproj.spiders.page_parse import follow_links, parse_page
 from extensions.pagestore.backends import StoreCache
 from extensions.pagestore.protocol import StoreUnavailable, one_line
 from extensions.warc.index import WarcLocations

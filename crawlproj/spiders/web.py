@@ -30,12 +30,12 @@ Soft-404 probes: when the soft-404 pipeline claimed a page's origin, the
 spider sends that origin's probe (a random path, ``parse_probe``, first in its
 IP's queue); its answer goes to the soft-404 checker and yields nothing.
 
-``parse_page`` and ``follow_links`` are the extraction path; ``scrapy replay``
-runs the same two functions over stored bodies.
+``parse_page`` and ``follow_links`` (page_parse.py) are the extraction path; ``scrapy
+replay`` runs the same two functions over stored bodies.
 
 Stats: crawlproj/pages/<unchanged|gone|soft_404|exact_duplicate>_links_skipped,
-crawlproj/pages/sprawl_candidate,
-crawlproj/pages/<not_html|nofollow|released>, crawlproj/links/skipped/invalid,
+crawlproj/pages/sprawl_candidate, crawlproj/pages/facet_sidebar (and links/facet_sidebar:
+links marked), crawlproj/pages/<not_html|nofollow|released>, crawlproj/links/skipped/invalid,
 crawlproj/soft404/probes_sent, crawlproj/soft404/probes_failed,
 crawlproj/errors/<failure type>, crawlproj/sitemaps/<urls|invalid>.
 """
@@ -44,24 +44,24 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import scrapy
-from scrapy.http import Response, TextResponse
+from scrapy.http import Response
 
 from crawlproj.checkpoint import Checkpoint, CheckpointTimeout, checkpoint_for
-from crawlproj.directives import declares_variant, page_directives
-from crawlproj.extractors import Stats, registry
+from crawlproj.directives import declares_variant
+from crawlproj.extractors import registry
 from crawlproj.feeds import add_default_feed
 from crawlproj.items import PageItem, is_exact_duplicate
-from crawlproj.links import extract_links
-from crawlproj.page_tokens import PageTokenConfig, cut_page_tokens
+from crawlproj.page_tokens import PageTokenConfig
 from crawlproj.pipelines.content import TEMPLATE_COPY_META
 from crawlproj.pipelines.soft404 import Soft404Checker, soft404_checker
-from crawlproj.response_headers import content_type, header, is_html, parse_headers
+from crawlproj.response_headers import content_type, header, parse_headers
 from crawlproj.seeds import SeedLine, read_seed_arg
+from crawlproj.spiders.page_parse import follow_links, parse_page
+from extensions.admission.facet_sidebar import FACET_META, SIDEBAR, SidebarConfig, sidebar_links
 from extensions.admission.patterns import pattern_path, url_patterns
 from extensions.admission.recent import count_repeat, recent_links_of
 from extensions.admission.records import CANONICAL_META
@@ -79,45 +79,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class PageParse:
-    fields: dict[str, Any]  # noindex, canonical, extracted: merged into the row
-    html: bool
-    nofollow: bool
-
-
-def parse_page(response: Response, token: str, stats: Stats | None = None) -> PageParse:
-    """Row fields read from the page: robots directives, canonical, extractor fields."""
-    directives = page_directives(response, token)
-    html = response if isinstance(response, TextResponse) and is_html(response) else None
-    extracted = registry.run(html, stats) if html is not None else {}
-    fields = {
-        "noindex": directives.noindex,
-        "canonical": directives.canonical,
-        "extracted": extracted or None,
-    }
-    return PageParse(fields, html is not None, directives.nofollow)
-
-
-def follow_links(
-    page: PageParse,
-    response: Response,
-    stats: Stats | None = None,
-    tokens: PageTokenConfig | None = None,
-) -> list[str]:
-    """The page's outlinks, unless it is not HTML or says nofollow; with `tokens`, the
-    session tokens stamped on them cut (crawlproj/page_tokens.py)."""
-    if not page.html:
-        _inc(stats, "crawlproj/pages/not_html")
-        return []
-    if page.nofollow:
-        _inc(stats, "crawlproj/pages/nofollow")
-        return []
-    assert isinstance(response, TextResponse)
-    links = extract_links(response)
-    return cut_page_tokens(response.url, links, tokens, stats) if tokens else links
-
-
 class WebSpider(scrapy.Spider):
     """Crawl outward from the seeds; the scheduler decides what is fetched when.
 
@@ -130,6 +91,7 @@ class WebSpider(scrapy.Spider):
     soft404: Soft404Checker | None  # set in from_crawler; None: SOFT404_ENABLED is off
     page_tokens: PageTokenConfig | None  # set in from_crawler; None: URL_STRIP_PAGE_TOKENS off
     sprawl: SprawlConfig  # set in from_crawler (PRIORITY_SPRAWL_*)
+    facet_sidebar: SidebarConfig  # set in from_crawler (PRIORITY_FACET_SIDEBAR_NAMES)
 
     def __init__(self, seeds: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -152,6 +114,7 @@ class WebSpider(scrapy.Spider):
         spider.soft404 = soft404_checker(crawler)
         spider.page_tokens = PageTokenConfig.from_settings(crawler.settings)
         spider.sprawl = read(SPRAWL, crawler.settings)
+        spider.facet_sidebar = read(SIDEBAR, crawler.settings)
         return spider
 
     async def start(self) -> AsyncIterator[scrapy.Request]:
@@ -184,11 +147,20 @@ class WebSpider(scrapy.Spider):
             return
         links = follow_links(page, response, self.crawler.stats, self.page_tokens)
         fresh, own = self.fresh_links(links, response, outcome)
-        marked = {SPRAWL_META: response.meta["frontier_lease"]} if own else None
+        sidebar = self.sidebar_links(response.url, links)
+        lease = response.meta.get("frontier_lease")
         for url in fresh:
-            request = self.link_request(url, meta=marked if url in own else None)
+            request = self.link_request(url, meta=link_meta(url, own, sidebar, lease))
             if request is not None:
                 yield request
+
+    def sidebar_links(self, page_url: str, links: list[str]) -> frozenset[str]:
+        """The page's facet sidebar links (admission/facet_sidebar.py), counted."""
+        sidebar = sidebar_links(page_url, links, self.facet_sidebar)
+        if sidebar:
+            self.crawler.stats.inc_value("crawlproj/pages/facet_sidebar")
+            self.crawler.stats.inc_value("crawlproj/links/facet_sidebar", len(sidebar))
+        return sidebar
 
     def fresh_links(
         self, links: list[str], response: Response, outcome: str | None
@@ -343,6 +315,18 @@ class WebSpider(scrapy.Spider):
         self.on_error(failure)
 
 
+def link_meta(
+    url: str, own: frozenset[str], sidebar: frozenset[str], lease: str | None
+) -> dict[str, Any] | None:
+    """A followed link's marks: a sprawl candidate's lease, a facet sidebar's flag."""
+    if url not in own and url not in sidebar:
+        return None
+    meta: dict[str, Any] = {FACET_META: True} if url in sidebar else {}
+    if url in own:
+        meta[SPRAWL_META] = lease
+    return meta
+
+
 def frontier_outcome(item: PageItem, meta: dict[str, Any] | None = None) -> str | None:
     """What the page turned out to be, for the frontier (see the module docstring);
     a copy of another page's template is a duplicate too."""
@@ -371,8 +355,3 @@ def frontier_outcome(item: PageItem, meta: dict[str, Any] | None = None) -> str 
     if declares_variant(item.get("url") or "", item.get("canonical")):
         return "duplicate"
     return "new"
-
-
-def _inc(stats: Stats | None, key: str) -> None:
-    if stats is not None:
-        stats.inc_value(key)

@@ -11,6 +11,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from extensions.admission.facet_sidebar import FACET_META
 from extensions.admission.filters import (
     BlockRules,
     UrlFilter,
@@ -142,9 +143,10 @@ class Admission:
             return "past_the_end"
         return None
 
-    def _pattern_fields(self, parts: UrlParts) -> tuple[str, str, str, str, str]:
+    def _pattern_fields(self, parts: UrlParts, sidebar: bool) -> tuple[str, str, str, str, str]:
         fine, coarse, host_wide, path_key = pattern_strings(parts)
-        facet = path_key if self.prioritizer.faceted(parts) else ""
+        # A facet sidebar's link (facet_sidebar.py) is capped as a facet-named one is.
+        facet = path_key if sidebar or self.prioritizer.faceted(parts) else ""
         return (fine, coarse, host_wide, path_key, facet)
 
     def item(self, request: Request, spider: Spider) -> AdmitItem:
@@ -176,7 +178,7 @@ class Admission:
         record = encode_request(
             request, spider, keep_referer=self.keep_referer, url=fetch_url, score=score
         )
-        patterns = self._pattern_fields(parts) if filtered else NO_PATTERNS
+        patterns = self._pattern_fields(parts, FACET_META in meta) if filtered else NO_PATTERNS
         return AdmitItem(
             seen_key=seen_key(canonical) if filtered else "",
             ip=ip,

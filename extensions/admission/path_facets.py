@@ -72,6 +72,15 @@ def _facet_run(path: str) -> FacetRun:
     return FacetRun(base, tuple(sorted(set(names))), len(names))
 
 
+def filter_segment(segment: str) -> tuple[str, str] | None:
+    """(name, value) of a path segment that is a filter ("color-red"; not paging's
+    "page-2"), else None."""
+    m = _SEGMENT.fullmatch(segment)
+    if m is None or m.group(1).lower() not in FILTER_NAMES:
+        return None
+    return m.group(1).lower(), m.group(2)
+
+
 def marker(run: FacetRun) -> str:
     """The run's segment in a path template: <F:color,size> (order and values dropped)."""
     return "<F:" + ",".join(run.names) + ">"

@@ -57,6 +57,8 @@ TRANSIENT_META = frozenset(
         "frontier_priority",
         # A sprawl candidate's link: its page's lease (admission/sprawl.py).
         "frontier_sprawl",
+        # A facet sidebar's link: counted against its path's facet cap (facet_sidebar.py).
+        "frontier_facet",
     }
 )
 # Headers Scrapy's own middlewares add again when the request is re-created.

@@ -27,7 +27,8 @@ from crawlproj.checkpoint import checkpoint_for
 from crawlproj.pipelines.content import TEMPLATE_COPY_META, ContentDedupPipeline
 from crawlproj.pipelines.metadata import MetadataPipeline
 from crawlproj.pipelines.store import PageStorePipeline
-from crawlproj.spiders.web import WebSpider, parse_page
+from crawlproj.spiders.page_parse import parse_page
+from crawlproj.spiders.web import WebSpider
 from extensions.pagestore.protocol import StoreUnavailable, split_ref
 from extensions.state.connection import redis_lifecycle
 from tests.integration.s3_support import MotoServer, free_port

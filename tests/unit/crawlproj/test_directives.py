@@ -74,7 +74,7 @@ def test_a_json_response_has_header_directives_and_no_error(body: bytes) -> None
 
 def test_a_bad_base_href_costs_neither_the_directives_nor_the_links() -> None:
     """w3lib raises on an unparsable <base href>; the page is read against its own URL."""
-    from crawlproj.spiders.web import follow_links, parse_page
+    from crawlproj.spiders.page_parse import follow_links, parse_page
 
     head = (
         '<base href="http://[::1"><link rel="canonical" href="/c">'

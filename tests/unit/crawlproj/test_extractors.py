@@ -9,7 +9,7 @@ from scrapy.http import HtmlResponse, Response, TextResponse
 
 from crawlproj.extractors import Registry, registry
 from crawlproj.extractors.testweb import page_summary
-from crawlproj.spiders.web import follow_links, parse_page
+from crawlproj.spiders.page_parse import follow_links, parse_page
 from scripts.testweb import HostSpec, WebSpec
 from scripts.testweb.sites import Site
 

@@ -17,7 +17,7 @@ from scrapy.http import Headers, Response
 from scrapy.responsetypes import responsetypes
 from scrapy.utils.test import get_crawler
 
-import crawlproj.spiders.web as web
+import crawlproj.spiders.page_parse as page_parse
 from crawlproj.checkpoint import checkpoint_for
 from crawlproj.items import PageItem, is_exact_duplicate
 from crawlproj.pipelines.content import TEMPLATE_COPY_META, ContentDedupPipeline
@@ -344,7 +344,7 @@ def test_a_link_scrapy_refuses_costs_only_itself(
     crawl: Crawl, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     hrefs = [f"{ORIGIN}/a", "http://[::1", "javascript:void(0)", f"{ORIGIN}/b"]
-    monkeypatch.setattr(web, "extract_links", lambda response: hrefs)
+    monkeypatch.setattr(page_parse, "extract_links", lambda response: hrefs)
 
     async def steps(c: Crawl) -> list[Request]:
         _item, requests = await c.page(f"{ORIGIN}/", corpus.home("divs"))

@@ -1,0 +1,101 @@
+"""Facet sidebars (admission/facet_sidebar.py): which of a page's links are its filter
+sidebar's, on shops with filter names of their own, and which real sites' links are left
+alone; and admission counting a marked link against its path's facet cap."""
+
+from __future__ import annotations
+
+import pytest
+from scrapy import Request
+
+from extensions.admission.facet_sidebar import FACET_META, SidebarConfig, sidebar_links
+from extensions.admission.records import TRANSIENT_META
+from tests.unit.admission.golden_admission import GoldenSpider, admission
+
+H = "http://shop.test"
+ON = SidebarConfig(names=2)
+
+
+def sidebar(page: str, queries: list[str]) -> list[str]:
+    """The marked links of `page` among links spelled relative to its path."""
+    base = (H + page).partition("?")[0]
+    links = [base + q if q.startswith("?") else H + q for q in queries]
+    return sorted(u.removeprefix(H) for u in sidebar_links(H + page, links, ON))
+
+
+UNNAMED = ["?tone=red", "?tone=blue", "?fit=s", "?fit=m", "?maker=acme", "?arrange=price"]
+
+
+def test_filters_with_names_of_their_own_are_a_sidebar() -> None:
+    marked = sidebar("/shop/shirts/", [*UNNAMED, "?pg=2", "?pg=3", "/shop/shirts/alpha-tee"])
+    # tone and fit come with two values each: a sidebar. One value of maker or arrange
+    # is still a filter of it; paging and the products are not.
+    assert marked == [f"/shop/shirts/{q}" for q in sorted(UNNAMED)]
+
+
+def test_a_filtered_pages_refinements_keep_its_query() -> None:
+    page = "/shop/shirts/?tone=red"
+    links = ["?tone=red&fit=s", "?fit=m&tone=red", "?tone=red&maker=acme", "?tone=red&maker=nova"]
+    links += ["?tone=blue", "?tone=green"]  # moves, not refinements
+    assert sidebar(page, links) == sorted(f"/shop/shirts/{q}" for q in links[:4])
+
+
+def test_a_stamp_on_every_link_is_no_filter() -> None:
+    links = [q + "&ref=side0" for q in UNNAMED]
+    assert len(sidebar("/shop/shirts/", links)) == len(UNNAMED)
+
+
+def test_path_filters_under_the_listing() -> None:
+    links = ["/shop/shoes/f/color-red/", "/shop/shoes/f/color-blue/", "/shop/shoes/f/size-m/"]
+    links += ["/shop/shoes/f/size-l/", "/shop/shoes/f/page-2/", "/shop/shoes/nova-boot"]
+    assert sidebar("/shop/shoes/", links) == sorted(links[:4])
+
+
+@pytest.mark.parametrize(
+    ("page", "links"),
+    [
+        # One filter name only: a language or version switcher, paging, a wiki's actions.
+        ("/docs/intro", ["?lang=fr", "?lang=de", "?lang=ja", "?lang=es"]),
+        ("/list", ["?page=2", "?page=3", "?sort=new"]),
+        (
+            "/w?title=Foo",
+            ["?title=Foo&action=edit", "?title=Foo&action=history", "?title=Foo&oldid=7"],
+        ),
+        # Moves to other documents: MediaWiki's titles, a CMS's ids and views.
+        ("/w?title=Foo", ["?title=Bar", "?title=Baz", "?title=Qux", "?title=Foo&action=edit"]),
+        (
+            "/index.php",
+            [
+                "?option=com_content&view=article&id=5",
+                "?option=com_content&view=category&id=2",
+                "?option=com_contact&view=contact&id=1",
+                "?option=com_content&view=article&id=9",
+            ],
+        ),
+        # Numbers: items and pages, however many names.
+        ("/catalog", ["?id=1", "?id=2", "?cat=3", "?cat=4", "?page=2", "?page=3"]),
+        # Slugs spelled like filters, by names no shop engine uses for one.
+        ("/docs/", ["/docs/getting-started/", "/docs/getting-help/", "/docs/release-notes/"]),
+    ],
+)
+def test_real_sites_links_are_left_alone(page: str, links: list[str]) -> None:
+    assert sidebar(page, links) == []
+
+
+def test_off() -> None:
+    links = [H + "/shop/shirts/" + q for q in UNNAMED]
+    assert sidebar_links(H + "/shop/shirts/", links, SidebarConfig(names=0)) == frozenset()
+
+
+def test_the_mark_is_transient() -> None:
+    assert FACET_META in TRANSIENT_META  # never stored in a queued URL's record
+
+
+def test_admission_counts_a_marked_link_against_its_paths_facet_cap() -> None:
+    adm, spider = admission(), GoldenSpider()
+    url = "http://shop.test/shop/shirts/?tone=red"
+    plain = adm.item(Request(url), spider)
+    marked = adm.item(Request(url, meta={FACET_META: True}), spider)
+    assert plain.patterns[4] == ""  # no facet-named parameter: uncapped
+    assert marked.patterns[4] == plain.patterns[3] == "shop.test/shop/shirts/"
+    assert plain.patterns[:4] == marked.patterns[:4]
+    assert marked.record == plain.record  # the mark is not stored
