@@ -9,7 +9,7 @@ from typing import Any
 
 from scripts.testweb import HostSpec, WebSpec
 from scripts.testweb.dealt import dealt
-from scripts.testweb.spec import GENERATOR_STYLES
+from scripts.testweb.spec import GENERATOR_STYLES, REDIRECT_TRAP_STYLES
 
 GENERATOR_MIN_PAGES = 20  # --generators: hosts this big get them (a tarpit beside a site)
 # traps: the acceptance web the thresholds were chosen on; holdout: its families dealt
@@ -28,16 +28,24 @@ def web_spec(name: str) -> WebSpec:
     raise argparse.ArgumentTypeError(f"--web {name!r}: use one of {sorted(WEBS)} or dealt:SEED")
 
 
-def generator_styles(text: str) -> list[str]:
-    """--generators: a comma list of GENERATOR_STYLES. Checked here, not by the hosts: a
-    web with no host big enough for them would take any name."""
+def _styles(text: str, allowed: tuple[str, ...]) -> list[str]:
+    """A comma list of `allowed` names. Checked here, not by the hosts: a web with no
+    host big enough for them would take any name."""
     styles = [g.strip() for g in text.split(",") if g.strip()]
-    unknown = sorted(set(styles) - set(GENERATOR_STYLES))
+    unknown = sorted(set(styles) - set(allowed))
     if unknown:
-        raise argparse.ArgumentTypeError(
-            f"unknown {unknown}; choose from {','.join(GENERATOR_STYLES)}"
-        )
+        raise argparse.ArgumentTypeError(f"unknown {unknown}; choose from {','.join(allowed)}")
     return styles
+
+
+def generator_styles(text: str) -> list[str]:
+    """--generators: a comma list of GENERATOR_STYLES."""
+    return _styles(text, GENERATOR_STYLES)
+
+
+def redirect_trap_styles(text: str) -> list[str]:
+    """--redirect-traps: a comma list of REDIRECT_TRAP_STYLES."""
+    return _styles(text, REDIRECT_TRAP_STYLES)
 
 
 def restyled(spec: WebSpec, args: argparse.Namespace) -> WebSpec:
@@ -55,6 +63,8 @@ def restyled(spec: WebSpec, args: argparse.Namespace) -> WebSpec:
             changes["soft404"] = args.soft404_style
         if args.generators and h.pages >= GENERATOR_MIN_PAGES:
             changes["generators"] = list(args.generators)
+        if args.redirect_traps and h.pages >= GENERATOR_MIN_PAGES:
+            changes["redirect_traps"] = list(args.redirect_traps)
         return dataclasses.replace(h, **changes) if changes else h
 
     hosts = [host(h) for h in spec.hosts]

@@ -7,6 +7,7 @@ Run by hand from the project root (one crawl at a time, ~2-4 min each):
         [--budget-factor 4] [--time-cap 240] [--before-commit e0bb675 | --before-root DIR]
         [--web traps | holdout | dealt:SEED] [--delay 0] [--trap-prose 0] [--canonical-links]
         [--soft404-style STYLE] [--calendar-style STYLE] [--generators STYLES]
+        [--redirect-traps STYLES]
 
 - ours: `scrapy crawl web` in this checkout (FRONTIER_DELAY 0 unless --delay: loopback,
   no DNS retries).
@@ -27,7 +28,9 @@ then, so content feedback cannot judge them and only the URL rules and budgets c
 .canonical_links: a filter page its listing, a session copy its token-free page).
 --soft404-style STYLE gives every soft-404 host that style (e.g. chatty: each answer
 adds words of its own to the host's not-found template), --calendar-style STYLE every
-calendar host that one calendar (e.g. months: /calendar/2024/jan/). --generators
+calendar host that one calendar (e.g. months: /calendar/2024/jan/). --redirect-traps
+tokens,counter,... gives the same hosts endless redirect chains (HostSpec.redirect_traps,
+scripts/testweb/redirects.py). --generators
 slugs,ids,... gives every host of 20 pages or more those generator traps (HostSpec
 .generators, scripts/testweb/generator.py: tarpits of unique pages, each linking new ones
 only), which no duplicate or template test can catch: only budgets hold them.
@@ -63,7 +66,12 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench._common import NOISE_NOTE, fmt, table  # noqa: E402
-from bench._trap_webs import generator_styles, restyled, web_spec  # noqa: E402
+from bench._trap_webs import (  # noqa: E402
+    generator_styles,
+    redirect_trap_styles,
+    restyled,
+    web_spec,
+)
 from scripts.crawlrun import crawl_command, write_seeds  # noqa: E402
 from scripts.testweb import TestWeb  # noqa: E402
 
@@ -327,6 +335,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--generators", type=generator_styles, default=[], help="comma list of generator styles"
     )
+    parser.add_argument(
+        "--redirect-traps",
+        type=redirect_trap_styles,
+        default=[],
+        help="comma list of redirect trap styles",
+    )
     parser.add_argument("--before-commit", default=BEFORE_COMMIT)
     parser.add_argument("--before-root", default="", help="an existing checkout to run as before")
     args = parser.parse_args(argv)
@@ -356,7 +370,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                 results.append(result)
     print(table(HEADERS, [*(r.row() for r in results), *ratio_rows(results)]))
     print("\nrequests by kind (the test web's routes; robots.txt left out)")
-    print(kinds_table(results, ["generator"] if args.generators else []))
+    shown = ["generator"] if args.generators else []
+    print(kinds_table(results, shown + (["redirect_trap"] if args.redirect_traps else [])))
     print(NOISE_NOTE)
 
 

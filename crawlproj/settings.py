@@ -155,6 +155,9 @@ PRIORITY_REFINE_PENALTY = 20.0
 PRIORITY_CALENDAR_PENALTY = 40.0
 # Points off a URL that only grows its parent's in place (?q=a -> ?q=a+b, /a/ -> /a/a/).
 PRIORITY_GROWTH_PENALTY = 30.0
+# URLs of one shape a redirect chain fetches; the next hop of that shape is refused, and
+# a hop reached in shape that redirects in shape again is bad for its pattern (0 = off).
+PRIORITY_REDIRECT_WALK = 3
 # Shared half (admit script): points per doubling of the host's distinct referring hosts, capped.
 PRIORITY_HOST_WEIGHT = 5.0
 PRIORITY_HOST_BONUS_MAX = 20.0

@@ -44,6 +44,7 @@ from extensions.admission.records import (
     encode_request,
     mark_recrawl,
 )
+from extensions.admission.redirect_walks import CHAIN_META
 from extensions.admission.sprawl import SPRAWL_META
 from extensions.config import STRINGS, Setting, Table, at_least, read
 from extensions.dns.policy import AddressRefused
@@ -159,6 +160,8 @@ class Admission:
         parts = split_canonical(canonical)
         meta = request.meta
         self._check(canonical, parts, meta.get("depth", 0))
+        if self.prioritizer.ends_redirect_walk(canonical, meta.get(CHAIN_META)):
+            raise Rejected("redirect_walk")
         host = parts.host
         try:
             ip = self.politeness.key(self.resolver.cached(host) or "", host)

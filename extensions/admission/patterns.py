@@ -36,6 +36,11 @@ _HEX_TOKEN = re.compile(
 # What every hex token contains: most paths have no such run, and this plain scan is
 # far cheaper than _HEX_TOKEN's lookaheads at every position.
 _HEX_RUN = re.compile(r"[0-9a-fA-F-]{16}")
+# A segment of letters and two digit runs or more (after _DIGITS: "<N>b<N>e<N>"): a short
+# token (a 12-hex id, a base62 one, "dQw4w9WgXcQ"), <T> in the template, or each would be
+# a pattern of its own, never judged with its siblings. One digit run ("page2", "v3",
+# "h264") stays a name; dashes, dots and underscores between runs (dates, versions) too.
+_MIXED_TOKEN = re.compile(r"(?:[A-Za-z]*<N>){2,}[A-Za-z]*")
 # A path segment this long is a token (a growing slug, an encoded blob), not a name.
 _LONG_SEGMENT = 32
 _NO_NAMES: frozenset[str] = frozenset()
@@ -76,6 +81,9 @@ def _template(path: str) -> tuple[str, str, str]:
     known = _TEMPLATES.get(out)
     if known is not None:
         return known
+    key = out
+    if out.count("<N>") >= 2:
+        out = _tokens(out)
     run = facet_run(out)
     if run.segments:
         base = _merge_runs(run.base)
@@ -83,7 +91,17 @@ def _template(path: str) -> tuple[str, str, str]:
     else:
         base, template = "", _merge_runs(out)
     first = template.split("/", 2)[1] if "/" in template else ""
-    return remember(_TEMPLATES, out, (template, first, base))
+    return remember(_TEMPLATES, key, (template, first, base))
+
+
+def _tokens(out: str) -> str:
+    """`out` with each mixed token segment (_MIXED_TOKEN, an extension kept) as <T>."""
+    segments = out.split("/")
+    for i, segment in enumerate(segments):
+        stem, dot, extension = segment.partition(".")
+        if stem.count("<N>") >= 2 and _MIXED_TOKEN.fullmatch(stem):
+            segments[i] = "<T>" + dot + extension
+    return "/".join(segments)
 
 
 def _merge_runs(out: str) -> str:

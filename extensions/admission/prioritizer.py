@@ -34,6 +34,7 @@ from extensions.admission.calendars import is_calendar
 from extensions.admission.growth import grows
 from extensions.admission.path_facets import NO_RUN, FacetRun, facet_run, refines
 from extensions.admission.patterns import UrlParts, split_url
+from extensions.admission.redirect_walks import in_shape
 from extensions.admission.url_params import PAGE_PARAMS
 from extensions.config import STRINGS, Setting, Table, at_least, between, read
 
@@ -62,6 +63,7 @@ class PriorityConfig:
     refine_penalty: float
     calendar_penalty: float  # a URL naming a date: a calendar's page, one of endless
     growth_penalty: float  # a URL that only grows its parent's in place (growth.py)
+    redirect_walk: int  # URLs of one shape a redirect chain fetches (redirect_walks.py)
 
 
 PRIORITY = Table(
@@ -77,6 +79,7 @@ PRIORITY = Table(
     Setting("PRIORITY_REFINE_PENALTY", "refine_penalty", float, at_least(0)),
     Setting("PRIORITY_CALENDAR_PENALTY", "calendar_penalty", float, at_least(0)),
     Setting("PRIORITY_GROWTH_PENALTY", "growth_penalty", float, at_least(0)),
+    Setting("PRIORITY_REDIRECT_WALK", "redirect_walk", int, at_least(0)),
 )
 
 
@@ -142,6 +145,12 @@ class Prioritizer:
         if parent_url != self._parent[0]:
             self._parent = (parent_url, split_url(parent_url))
         return self._parent[1]
+
+    def ends_redirect_walk(self, url: str, chain: list[str] | None) -> bool:
+        """A redirect target with PRIORITY_REDIRECT_WALK URLs of its shape before it in
+        its chain (redirect_walks.py): an endless chain's next hop."""
+        walk = self.config.redirect_walk
+        return bool(chain) and walk > 0 and in_shape(url, chain or ()) >= walk
 
     def ends_walk(self, meta: dict[str, Any], parts: UrlParts, calendar: bool, score: float) -> str:
         """'calendar_walk' for a calendar's link from a calendar page, 'growth_walk' for

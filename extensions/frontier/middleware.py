@@ -12,6 +12,7 @@ import time
 from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
 
+from extensions.admission.redirect_walks import CHAIN_META, walks_in_place
 from extensions.fetch.errors import classify
 from extensions.fetch.http_dates import http_time
 from extensions.frontier.scheduler import frontier_scheduler
@@ -40,15 +41,23 @@ def retry_after_seconds(value: bytes | None, now: float | None = None) -> float 
     return max(0.0, when - (time.time() if now is None else now))
 
 
-def redirects_home(url: str, response: Response) -> bool:
-    """A 3xx from a path other than the root to the same origin's root ("/", no query)."""
+def redirect_target(url: str, response: Response) -> str | None:
+    """The absolute URL a 3xx response sends `url` to; None for any other response."""
     if not 300 <= response.status < 400:
-        return False
+        return None
     location = response.headers.get(b"Location")
     if not location:
+        return None
+    return urljoin(url, location.decode("latin-1").strip())
+
+
+def redirects_home(url: str, response: Response) -> bool:
+    """A 3xx from a path other than the root to the same origin's root ("/", no query)."""
+    location = redirect_target(url, response)
+    if location is None:
         return False
     source = urlsplit(url)
-    target = urlsplit(urljoin(url, location.decode("latin-1").strip()))
+    target = urlsplit(location)
     if source.path in ("", "/") or (target.scheme, target.netloc) != (source.scheme, source.netloc):
         return False
     return target.path in ("", "/") and not target.query
@@ -73,7 +82,18 @@ class FrontierDownloaderMiddleware:
                 # fetched already; the redirected request carries no outcome of its own).
                 request.meta["frontier_outcome"] = "soft_404"
                 self.crawler.stats.inc_value("frontier/redirected_home")
+            elif self.walks_in_place(request, response):
+                # A hop of an endless redirect chain (admission/redirect_walks.py): its
+                # pattern learns it as bad, as a duplicate would teach it.
+                request.meta["frontier_outcome"] = "redirect_walk"
+                self.crawler.stats.inc_value("frontier/redirect_walk_hops")
         return response
+
+    @staticmethod
+    def walks_in_place(request: Request, response: Response) -> bool:
+        chain: list[str] = request.meta.get(CHAIN_META) or []
+        target = redirect_target(request.url, response) if chain else None
+        return target is not None and walks_in_place(request.url, target, chain)
 
     def process_exception(self, request: Request, exception: Exception) -> None:
         scheduler = frontier_scheduler(self.crawler)

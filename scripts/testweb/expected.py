@@ -73,7 +73,8 @@ def polite_pages(
             continue
         found = route(host, "/" + path)
         if found.location and 300 <= found.status < 400:
-            queue.append(found.location)
+            if found.kind != "redirect_trap":  # a trap's chain never ends
+                queue.append(found.location)
         elif found.kind in listed and found.status == 200:
             result.append(url)
             if found.kind == "page":

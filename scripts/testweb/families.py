@@ -18,6 +18,7 @@ from .endless import Endless
 from .files import Files
 from .generator import Generator
 from .guide import Guide
+from .redirects import RedirectTraps
 from .routes import FamilyHandler, Link, Route, UrlFor, with_param
 from .shop import Shop
 from .soft404 import Soft404
@@ -39,7 +40,9 @@ class Extras:
         self.h, self.url, self.seed = h, url, seed
         self.files = Files(h, url, seed)
         self.generator = Generator(h, url, seed)
+        self.redirects = RedirectTraps(h, url, seed)
         families: list[Family] = [self.files, Endless(h, url, seed), self.generator]
+        families.append(self.redirects)
         if h.shop_categories:
             families.append(Shop(h, url, seed))
         if h.guide:
@@ -69,6 +72,7 @@ class Extras:
         extra = [Link(self.url(p), p) for p in self.entries] if bare == "/" else []
         extra += self.files.links(bare)
         extra += self.generator.links(bare)
+        extra += self.redirects.links(bare)
         if self.soft404:
             extra += self.soft404.broken_links(bare)
         route = dataclasses.replace(found, links=found.links + tuple(extra)) if extra else found

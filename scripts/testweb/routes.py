@@ -32,6 +32,7 @@ TRAP_KINDS = frozenset(
         "longurl",
         "subdomain",
         "generator",
+        "redirect_trap",
     }
 )
 NON_PAGE_KINDS = frozenset({"source", "file"})

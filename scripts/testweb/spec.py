@@ -33,9 +33,10 @@ CALENDAR_STYLES = ("events", "archive", "dated", "compact", "weeks")
 CALENDAR_NAMED = (*CALENDAR_STYLES, "months")
 PATH_GROWTH_STYLES = ("segments", "counter")
 LONG_URL_STYLES = ("query", "path")
-# Generator traps (generator.py), one URL shape each; asked for by name only, as "chatty":
-# dealt.py does not deal them, so every web dealt or made before them stays the same.
+# Generator traps (generator.py) and redirect traps (redirects.py), one URL shape each; by
+# name only, as "chatty": dealt.py does not deal them, so older webs stay the same.
 GENERATOR_STYLES = ("slugs", "ids", "tokens", "query", "dirs", "nav", "deep", "root")
+REDIRECT_TRAP_STYLES = ("tokens", "counter", "query", "bounce", "slug")
 MAX_SHOP_CATEGORIES = 8
 MAX_GUIDE_LEVELS = 4
 
@@ -124,6 +125,8 @@ class HostSpec:
     # (/t/<hex>/), "query" (/lookup?term=w+w+w), "dirs" (/lib/w/w.html), "nav" (/wander/w-w,
     # every page also linking /wander/start-1..5).
     generators: list[str] = field(default_factory=list)
+    # Redirect traps (redirects.py), any of REDIRECT_TRAP_STYLES: endless redirect chains.
+    redirect_traps: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         # A misspelt variant would silently build a web without that trap.
@@ -134,6 +137,7 @@ class HostSpec:
         _check("path_growth", self.path_growth, PATH_GROWTH_STYLES)
         _check("long_urls", self.long_urls, LONG_URL_STYLES)
         _check("generators", self.generators, GENERATOR_STYLES)
+        _check("redirect_traps", self.redirect_traps, REDIRECT_TRAP_STYLES)
         if not 0 <= self.shop_categories <= MAX_SHOP_CATEGORIES:
             raise ValueError(f"{self.name}: shop_categories must be 0..{MAX_SHOP_CATEGORIES}")
         if len(self.guide) > MAX_GUIDE_LEVELS or any(n < 1 for n in self.guide):

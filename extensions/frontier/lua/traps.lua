@@ -272,7 +272,11 @@ end
 -- query, a next-month link), which recounts that first page as a duplicate too.
 -- sprawl: new content whose page linked only URLs of its own shape nobody linked before
 -- (admission/sprawl.py): bad from the pattern's T.sprawl_after-th such page on (sprawled).
-local BAD = {new = 0, sprawl = 0, duplicate = 1, copy = 1, soft_404 = 1, not_found = 1}
+-- redirect_walk: a hop of a redirect chain that keeps landing on new URLs of its own shape
+-- (admission/redirect_walks.py).
+local BAD = {
+  new = 0, sprawl = 0, duplicate = 1, copy = 1, soft_404 = 1, not_found = 1, redirect_walk = 1,
+}
 
 local function judge(field, t)
   local share = 0
@@ -360,7 +364,9 @@ local function feedback(ev)
   redis.call('HINCRBY', K.host_stats, ev.host .. '|page_' .. ev.o, 1)
   local sprawl = ev.o == 'sprawl'
   local field = resolve(ev.host, ev.pt, false)
-  if field then learn(field, bad, ev.o == 'copy', sprawl) end
+  -- A copy, or a redirect walk's hop, proves its pattern's first page was one too.
+  local recount = ev.o == 'copy' or ev.o == 'redirect_walk'
+  if field then learn(field, bad, recount, sprawl) end
   if field and field == ev.pt[1] and ev.n then learn_number(field, ev.n, ev.o) end
   if (ev.pt[4] or '') ~= '' then learn_shared(ev.host, 'p|' .. ev.pt[4], bad, sprawl) end
   for family in string.gmatch(ev.pt[5] or '', '%S+') do

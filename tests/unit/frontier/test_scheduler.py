@@ -7,7 +7,6 @@ import time
 
 import pytest
 from scrapy import Request
-from scrapy.http import HtmlResponse
 
 from extensions.frontier.middleware import FrontierDownloaderMiddleware
 from extensions.frontier.scheduler import frontier_scheduler
@@ -324,33 +323,6 @@ def test_pages_awaiting_their_parse_bound_the_next_leases(settings) -> None:
     assert waiting == []
     assert after  # 1 page awaits its parse: room again
     assert stats["frontier/lease_waits/processing"] >= 1
-
-
-@pytest.mark.parametrize(
-    ("url", "location", "home"),
-    [
-        ("http://127.0.0.1/gone-page", "/", True),  # an unknown path sent home: a soft 404
-        ("http://127.0.0.1/page/120", "http://127.0.0.1/", True),
-        ("http://127.0.0.1/", "/en/", False),  # the home page itself moves
-        ("http://127.0.0.1/old", "/new", False),  # a page that moved
-        ("http://127.0.0.1/old", "https://127.0.0.1/", False),  # another origin
-        ("http://127.0.0.1/old", "/?from=old", False),
-    ],
-)
-def test_a_redirect_home_is_a_soft_404_for_trap_feedback(settings, url, location, home) -> None:
-    async def go():
-        scheduler, _, _ = await open_scheduler(settings(), VirtualClock())
-        scheduler.enqueue_request(Request(url))
-        [request] = await lease_now(scheduler)
-        response = HtmlResponse(url, status=302, headers={"Location": location})
-        FrontierDownloaderMiddleware(scheduler.crawler).process_response(request, response)
-        scheduler.request_finished(request)
-        acks = [e for e in scheduler.session.batches.events if e.kind == "ack"]
-        await close(scheduler)
-        return acks
-
-    [ack] = asyncio.run(go())
-    assert (ack.outcome == "soft_404") is home
 
 
 def test_a_flood_of_admissions_goes_in_chunks_before_the_acks(settings) -> None:
