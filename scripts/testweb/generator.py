@@ -79,6 +79,15 @@ MAKERS: dict[str, Callable[[random.Random], str]] = {
 }
 
 
+def tenth_page_rng(bare: str, seed: int, *salt: str) -> random.Random | None:
+    """A rng seeded on every tenth /page/N (the families' ways in from real pages), else
+    None."""
+    m = re.fullmatch(r"/page/(\d+)", bare)
+    if m is None or int(m.group(1)) % 10:
+        return None
+    return seeded_rng(seed, *salt, m.group(1))
+
+
 def _term(query: str) -> str | None:
     """The query style's page: /lookup?term=w+w+w in one spelling (a + or a %20 between
     the words; other parameters, such as a session token, left out), None if malformed."""
@@ -118,10 +127,9 @@ class Generator:
     def links(self, bare: str) -> list[Link]:
         """One made-up page of each style on every tenth /page/N: ways in that are not
         the home page's fixed entries."""
-        m = re.fullmatch(r"/page/(\d+)", bare) if self.h.generators else None
-        if m is None or int(m.group(1)) % 10:
+        rng = tenth_page_rng(bare, self.seed, "generator entry", self.h.name)
+        if rng is None or not self.h.generators:
             return []
-        rng = seeded_rng(self.seed, "generator entry", self.h.name, m.group(1))
         return [self._link(MAKERS[style](rng)) for style in self.h.generators]
 
     def _handler(self, style: str) -> FamilyHandler:

@@ -20,8 +20,7 @@ import hashlib
 import re
 from collections.abc import Callable
 
-from .generator import SEGMENT_WORDS
-from .prose import seeded_rng
+from .generator import SEGMENT_WORDS, tenth_page_rng
 from .routes import FamilyHandler, Link, Route, UrlFor
 from .spec import HostSpec
 
@@ -101,10 +100,9 @@ class RedirectTraps:
 
     def links(self, bare: str) -> list[Link]:
         """A new chain start of each style on every tenth /page/N."""
-        m = re.fullmatch(r"/page/(\d+)", bare) if self.h.redirect_traps else None
-        if m is None or int(m.group(1)) % 10:
+        rng = tenth_page_rng(bare, self.seed, "redirect trap", self.h.name)
+        if rng is None or not self.h.redirect_traps:
             return []
-        rng = seeded_rng(self.seed, "redirect trap", self.h.name, m.group(1))
         return [self._link(MAKERS[style](rng)) for style in self.h.redirect_traps]
 
     def _handler(self, style: str) -> FamilyHandler:
