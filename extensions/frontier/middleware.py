@@ -48,7 +48,10 @@ def redirect_target(url: str, response: Response) -> str | None:
     location = response.headers.get(b"Location")
     if not location:
         return None
-    return urljoin(url, location.decode("latin-1").strip())
+    try:
+        return urljoin(url, location.decode("latin-1").strip())
+    except ValueError:  # a hostile Location ("http://[::1"): no target to judge
+        return None
 
 
 def redirects_home(url: str, response: Response) -> bool:

@@ -22,6 +22,7 @@ from tests.unit.frontier.scheduler_harness import VirtualClock, close, lease_now
         ("http://127.0.0.1/old", "/new", False),  # a page that moved
         ("http://127.0.0.1/old", "https://127.0.0.1/", False),  # another origin
         ("http://127.0.0.1/old", "/?from=old", False),
+        ("http://127.0.0.1/old", "http://[::1", False),  # a hostile Location: no target
     ],
 )
 def test_a_redirect_home_is_a_soft_404_for_trap_feedback(settings, url, location, home) -> None:
