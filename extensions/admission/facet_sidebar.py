@@ -17,7 +17,9 @@ names come with two values or more, not all of them numbers. Its refinements by 
 (not a number) go to admission marked (FACET_META) and count against PRIORITY_FACET_MAX, as a
 facet-named parameter does; the ones that refine further are facet walks (prioritizer).
 
-Left alone, as real documents or pages: a link that changes a value (`?title=B` from
+Never capped: sections and languages (`?category=shoes`, `?lang=fr`: url_params.py
+SECTION_PARAMS), through which a site may reach pages no other listing links, and
+paging. Left alone, as real documents or pages: a link that changes a value (`?title=B` from
 `?title=A`: MediaWiki's index.php?title=, a site's next document), one that adds several
 names at once (Joomla's `index.php?option=..&view=..&id=..`: a new query, not a
 refinement), numbers (`?pg=2`, `?id=7`: pages of a listing, items), and a page whose
@@ -32,6 +34,7 @@ from dataclasses import dataclass
 from urllib.parse import parse_qsl
 
 from extensions.admission.path_facets import filter_segment
+from extensions.admission.url_params import PAGE_PARAMS, SECTION_PARAMS
 from extensions.config import Setting, Table, at_least
 
 # A facet sidebar's link (transient: records.TRANSIENT_META): admission counts it
@@ -39,6 +42,7 @@ from extensions.config import Setting, Table, at_least
 FACET_META = "frontier_facet"
 
 Pair = tuple[str, str]
+_NEVER_CAPPED = SECTION_PARAMS | PAGE_PARAMS
 
 
 @dataclass(frozen=True)
@@ -68,8 +72,13 @@ def sidebar_links(page_url: str, links: list[str], config: SidebarConfig) -> fro
     filters = {n for n, vs in values.items() if len(vs) >= 2 and not all(map(str.isdigit, vs))}
     if len(filters) < config.names:
         return frozenset()
-    # Then every refinement by a word is one of its filters, a name with one value too.
-    return frozenset(url for url, (_, value) in single.items() if not value.isdigit())
+    # Then every refinement by a word is one of its filters, a name with one value too;
+    # but not a section or a language, nor paging.
+    return frozenset(
+        url
+        for url, (name, value) in single.items()
+        if not value.isdigit() and name.lower() not in _NEVER_CAPPED
+    )
 
 
 def _query_refinements(base: str, query: str, links: list[str]) -> dict[str, Pair]:

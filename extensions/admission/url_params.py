@@ -53,6 +53,15 @@ PAGE_PARAMS = frozenset(
     ("page", "p", "pg", "paged", "pagenum", "pageno", "page_no", "start", "offset", "from")
 )
 
+# Parameters that choose a section or a language of a site, not a filter of a listing: a
+# facet sidebar never caps them (facet_sidebar.py). A shop that spells its categories
+# `/products?category=shoes` reaches its products through them, unlike a filter page,
+# which lists a subset of what its listing lists.
+SECTION_PARAMS = frozenset(
+    ("category", "categories", "cat", "section", "topic", "tag", "tags", "type", "dept",
+     "department", "collection", "lang", "language", "locale")
+)  # fmt: skip
+
 # ASP.NET's cookieless state: a path segment of letter(value) pairs in parentheses,
 # `/(S(lit3py55t21z5v55vlm25s55))/`, `/(X(1)S(...))/`, `/(A(...)S(...)F(...))/` (session,
 # anonymous id, forms ticket), anywhere under the application's root. Dropped with the

@@ -39,6 +39,12 @@ def test_a_filtered_pages_refinements_keep_its_query() -> None:
     assert sidebar(page, links) == sorted(f"/shop/shirts/{q}" for q in links[:4])
 
 
+def test_sections_and_languages_are_never_capped() -> None:
+    links = ["?category=shoes", "?category=bags", "?brand=acme", "?brand=nova", "?lang=fr"]
+    # A sidebar of two names; its brand filters capped, not the categories or a language.
+    assert sidebar("/products", links) == ["/products?brand=acme", "/products?brand=nova"]
+
+
 def test_a_stamp_on_every_link_is_no_filter() -> None:
     links = [q + "&ref=side0" for q in UNNAMED]
     assert len(sidebar("/shop/shirts/", links)) == len(UNNAMED)
