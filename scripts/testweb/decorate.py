@@ -44,6 +44,9 @@ def canonical_path(h: HostSpec, path: str, kind: str) -> str | None:
     """The path a page of this kind names as its canonical one (None: no tag)."""
     bare, _, query = path.partition("?")
     if kind == "facet":
+        if "catparam" in h.facet_variants:  # the category listing: its one parameter
+            cat = dict(parse_qsl(query)).get("category", "")
+            return f"{bare}?{urlencode([('category', cat)])}"
         return _PATH_FACETS.sub("/", bare)
     if kind == "session":
         name = SESSION_PARAMS.get(h.session)

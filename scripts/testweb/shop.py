@@ -8,7 +8,10 @@ products) are all linked without a query, so a crawler that closes the facet pat
 no real page. Variants (HostSpec.facet_variants): "shuffled" parameter order per link, a
 "tracking" ref= parameter, an unknown "view" parameter, "slugs" for product names,
 "unnamed" parameter names no crawler's list of facet names holds (?tone=&fit=&maker=),
-"paths" a path segment per filter and no query (/shop/shoes/f/color-red/size-m/).
+"paths" a path segment per filter and no query (/shop/shoes/f/color-red/size-m/),
+"catparam" categories as a parameter of the shop's own path (/shop/?category=shoes, its
+filters /shop/?category=shoes&color=red): real listings and their filter pages share a
+path, and the products are reached only through the category listings.
 """
 
 from __future__ import annotations
@@ -61,7 +64,7 @@ class Shop:
 
     def table(self) -> list[tuple[str, FamilyHandler]]:
         return [
-            (r"/shop/", lambda m, q: self._index()),
+            (r"/shop/", self._shop),
             (r"/shop/([a-z]+)/", self._category),
             (r"/shop/([a-z]+)/([a-z0-9-]+)", self._product),
             (r"/shop/([a-z]+)/f/((?:[a-z]+-[a-z0-9]+/)+)", self._path_facets),
@@ -71,12 +74,30 @@ class Shop:
         return ["/shop/"]
 
     def real_paths(self) -> list[str]:
-        out = ["/shop/"] + [f"/shop/{cat}/" for cat in self.categories]
+        out = ["/shop/"] + [self._home(cat) for cat in self.categories]
         return out + [f"/shop/{cat}/{name}" for cat in self.categories for name in self.names[cat]]
 
     # ---- real pages --------------------------------------------------------------
+    def _home(self, cat: str) -> str:
+        """A category listing's path."""
+        return f"/shop/?category={cat}" if "catparam" in self.variants else f"/shop/{cat}/"
+
+    def _shop(self, m: re.Match[str], query: str) -> Route | None:
+        """/shop/, or with "catparam" a category listing and its filter pages."""
+        pairs = parse_qsl(query, True)
+        cat = dict(pairs).get("category") if "catparam" in self.variants else None
+        if cat is None:
+            return self._index()
+        route = self._listed(cat, self._named([(k, v) for k, v in pairs if k != "category"]))
+        if route is None:
+            return None
+        # The category's own prose, its filter pages' too, as a category path's would be
+        # (prose is seeded on the path, and /shop/ is every category's here).
+        body = render(self.seed, self.h.name, f"/shop/{cat}/", route)
+        return dataclasses.replace(route, body=body, headers=HTML)
+
     def _index(self) -> Route:
-        links = [Link(self.url(f"/shop/{cat}/"), f"{cat}/") for cat in self.categories]
+        links = [Link(self.url(self._home(cat)), self._home(cat)) for cat in self.categories]
         links.append(Link(self.url("/"), "/"))
         return Route("page", title=f"{self.h.name} shop", links=tuple(links))
 
@@ -87,16 +108,23 @@ class Shop:
             return None
         names = self.names[cat]
         related = {names[n % len(names)], names[n - 2]}  # the next and previous products
-        links = [Link(self.url(f"/shop/{cat}/"), "./"), Link(self.url("/shop/"), "../")]
+        home = self._home(cat)
+        links = [Link(self.url(home), home), Link(self.url("/shop/"), "../")]
         links += [Link(self.url(f"/shop/{cat}/{r}"), r) for r in sorted(related - {name})]
         links.append(Link(self.url("/"), "/"))
         return Route("page", title=f"{self.h.name} {cat} {name}", links=tuple(links))
 
     def _category(self, m: re.Match[str], query: str) -> Route | None:
-        pairs = [(k, v) for k, v in parse_qsl(query, True) if not k.startswith("utm_")]
+        if "catparam" in self.variants:
+            return None
+        return self._listed(m.group(1), self._named(parse_qsl(query, True)))
+
+    def _named(self, pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        """A query's filter state: utm aliases dropped, unnamed spellings read back."""
+        pairs = [(k, v) for k, v in pairs if not k.startswith("utm_")]
         if "unnamed" in self.variants:
             pairs = [(NAMED.get(k, f"_{k}"), v) for k, v in pairs]  # a real name is unknown
-        return self._listed(m.group(1), pairs)
+        return pairs
 
     def _path_facets(self, m: re.Match[str], query: str) -> Route | None:
         """The "paths" variant: /shop/<cat>/f/color-red/size-m/ (a segment per filter)."""
@@ -116,8 +144,9 @@ class Shop:
             return None
         state = {k: v for k, v in pairs if k in PARAM_ORDER}
         shown = self._listing(cat, state)
-        # A path facet sits deeper than its category: its links are root-relative.
-        deep = "paths" in self.variants and bool(pairs)
+        # A path facet sits deeper than its category, a "catparam" listing higher than
+        # its products: their links are root-relative.
+        deep = ("paths" in self.variants and bool(pairs)) or "catparam" in self.variants
         links = [Link(self.url("/shop/"), "/shop/" if deep else "../")]
         links += [
             Link(self.url(f"/shop/{cat}/{name}"), f"/shop/{cat}/{name}" if deep else name)
@@ -180,5 +209,8 @@ class Shop:
         if "paths" in self.variants:  # no query: a path segment per filter
             path = f"/shop/{cat}/f/" + "".join(f"{k}-{v}/" for k, v in pairs if k != "ref")
             return Link(self.url(path), path)
+        if "catparam" in self.variants:
+            query = urlencode([("category", cat), *pairs])
+            return Link(self.url(f"/shop/?{query}"), f"?{query}")
         query = urlencode(pairs)
         return Link(self.url(f"/shop/{cat}/?{query}"), f"?{query}")

@@ -21,6 +21,7 @@ DEFAULT_BASE_IP = "127.0.10.1"
 StatusOverride = tuple[int, dict[str, str], int | None]
 
 FACET_VARIANTS = ("shuffled", "tracking", "view", "slugs", "unnamed", "paths")
+FACET_NAMED = (*FACET_VARIANTS, "catparam")  # by name only, as "chatty" below
 # Dealt at random (dealt.py); "chatty" came later and is asked for by name only, so the
 # webs dealt before it stay the same.
 SOFT404_STYLES = ("links", "short", "themed", "redirect", "home")
@@ -85,10 +86,8 @@ class HostSpec:
     # (?color=..&size=..&sort=..&page=..) on every category page.
     shop_categories: int = 0
     shop_products: int = 10
-    # Facet link styles, any of FACET_VARIANTS: "shuffled" parameter order, a "tracking"
-    # ref= parameter, an unknown "view"=grid|list parameter, "slugs" for product names,
-    # "unnamed" parameter names outside any facet list (?tone=..&fit=..), "paths" a path
-    # segment per filter (/shop/shoes/f/color-red/size-m/).
+    # Facet link styles, any of FACET_NAMED (shop.py): parameter order, tracking, a view
+    # parameter, product slugs, unnamed filters, filters as paths, categories as a parameter.
     facet_variants: list[str] = field(default_factory=list)
     # Unknown paths: "" a real 404; "links", "short", "themed" a 200 "not found" page
     # (with fresh random links, a line, a long themed page; "chatty": themed, plus two
@@ -130,7 +129,7 @@ class HostSpec:
 
     def __post_init__(self) -> None:
         # A misspelt variant would silently build a web without that trap.
-        _check("facet_variants", self.facet_variants, FACET_VARIANTS)
+        _check("facet_variants", self.facet_variants, FACET_NAMED)
         _check("soft404", [self.soft404] if self.soft404 else [], SOFT404_NAMED)
         _check("session", [self.session] if self.session else [], tuple(SESSION_PARAMS))
         _check("calendars", self.calendars, CALENDAR_NAMED)

@@ -80,6 +80,23 @@ def test_facet_pages_are_near_duplicates_of_their_category(site: Site) -> None:
     assert any("color=blue" in u for u in deeper)
 
 
+def test_categories_as_a_parameter_of_the_shops_path() -> None:
+    """The "catparam" variant: /shop/?category=shoes is a real listing with prose of its
+    own, its filters add to its query and name it as canonical; products link it back."""
+    shop = HostSpec("cp.test", shop_categories=3, facet_variants=["catparam"], canonical_links=True)
+    cp = Site(WebSpec(hosts=[shop]), PORT)
+    listing, filtered = "/shop/?category=shoes", "/shop/?category=shoes&color=red"
+    assert cp.route("cp.test", listing).kind == "page"
+    assert cp.route("cp.test", filtered).kind == "facet"
+    assert cp.route("cp.test", "/shop/shoes/").kind == "missing"
+    assert _paragraphs(cp.respond("cp.test", listing).body) != _paragraphs(
+        cp.respond("cp.test", "/shop/").body
+    )
+    assert f'href="{cp.url("cp.test", listing)}"'.encode() in cp.respond("cp.test", filtered).body
+    assert cp.url("cp.test", listing) in _links(cp, "cp.test", "/shop/shoes/item-3")
+    assert cp.url("cp.test", listing) in cp.real_pages()
+
+
 def test_trap_prose_gives_each_trap_page_words_of_its_own() -> None:
     """WebSpec.trap_prose: trap pages list their own content (no template copies),
     real pages and soft 404s keep their bytes."""
