@@ -172,6 +172,9 @@ PRIORITY_FACET_MAX = 2
 # A page's links that each add one parameter to its own URL, over this many names with a
 # few values each, are a facet sidebar: capped as facet-named ones are (0 = off).
 PRIORITY_FACET_SIDEBAR_NAMES = 2
+# A near copy linking this many pages new to the crawl outside its own family is a
+# listing's next page with items of its own: new content, not a copy (0 = off).
+PRIORITY_NEW_ITEMS = 2
 # Trap feedback per host + URL pattern: patterns kept per host (then coarser ones).
 PRIORITY_PATTERNS_PER_HOST = 256
 # Pattern outcomes averaged (decay), judged after; bad shares that demote, that close it.
@@ -187,7 +190,8 @@ PRIORITY_TRAP_REOPEN_AFTER = 3
 # Dead numbers above a numbered sequence's highest live one (/page/N) that end it: larger
 # numbers are refused (0 = off; 1 is refused: one broken link must not end a section).
 PRIORITY_TRAP_END_AFTER = 2
-# Duplicates differing only in one query parameter before the host's URLs drop it (0 = off).
+# Distinct values of a query parameter the same text came back under before the host's URLs
+# drop it (0 = off; paging and section parameters never).
 PRIORITY_NOISE_AFTER = 2
 # Generator traps (admission/sprawl.py): a page whose links of its own shape are this many
 # or more and all new to the crawl is a sprawl page (0 = off); links this worker saw again

@@ -26,6 +26,7 @@ from extensions.admission.bloom import SEEN
 from extensions.admission.budgets import TRAPS
 from extensions.admission.facet_sidebar import SIDEBAR
 from extensions.admission.filters import compile_block_rules
+from extensions.admission.new_items import NEW_ITEMS
 from extensions.admission.noise import NOISE
 from extensions.admission.politeness_key import HOST_IP_KEYS
 from extensions.admission.priorities import FRONT_QUEUES, PRIORITIES, priority_weights
@@ -102,6 +103,7 @@ TABLES: tuple[Table[Any], ...] = (
     TRAPS,
     SPRAWL,
     SIDEBAR,
+    NEW_ITEMS,
     NOISE,
     DNS,
     SEEN,

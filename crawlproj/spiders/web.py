@@ -62,6 +62,7 @@ from crawlproj.response_headers import content_type, header, parse_headers
 from crawlproj.seeds import SeedLine, read_seed_arg
 from crawlproj.spiders.page_parse import follow_links, parse_page
 from extensions.admission.facet_sidebar import FACET_META, SIDEBAR, SidebarConfig, sidebar_links
+from extensions.admission.new_items import COPY_OUTCOMES, NEW_ITEMS, lists_new_items
 from extensions.admission.patterns import pattern_path, url_patterns
 from extensions.admission.recent import count_repeat, recent_links_of
 from extensions.admission.records import CANONICAL_META
@@ -92,6 +93,7 @@ class WebSpider(scrapy.Spider):
     page_tokens: PageTokenConfig | None  # set in from_crawler; None: URL_STRIP_PAGE_TOKENS off
     sprawl: SprawlConfig  # set in from_crawler (PRIORITY_SPRAWL_*)
     facet_sidebar: SidebarConfig  # set in from_crawler (PRIORITY_FACET_SIDEBAR_NAMES)
+    new_items: int  # set in from_crawler (PRIORITY_NEW_ITEMS)
 
     def __init__(self, seeds: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -115,6 +117,7 @@ class WebSpider(scrapy.Spider):
         spider.page_tokens = PageTokenConfig.from_settings(crawler.settings)
         spider.sprawl = read(SPRAWL, crawler.settings)
         spider.facet_sidebar = read(SIDEBAR, crawler.settings)
+        spider.new_items = read(NEW_ITEMS, crawler.settings).least
         return spider
 
     async def start(self) -> AsyncIterator[scrapy.Request]:
@@ -173,6 +176,10 @@ class WebSpider(scrapy.Spider):
             return links, frozenset()
         split = recent.split(links, response.url)
         count_repeat(self.crawler.stats, len(links) - len(split.request))
+        if outcome in COPY_OUTCOMES and lists_new_items(response.url, split.new, self.new_items):
+            # A listing's next page: its items are its own (admission/new_items.py).
+            response.meta["frontier_outcome"] = "new"
+            self.crawler.stats.inc_value("crawlproj/pages/near_copy_with_new_items")
         if outcome != "new" or "frontier_lease" not in response.meta:
             return split.request, frozenset()
         own = candidate_links(response.url, split.new, split.known, self.sprawl, recent.relinked)

@@ -4,11 +4,20 @@ URL_SESSION_PARAMS and URL_TRACKING_PARAMS name the parameters every site uses f
 sessions and tracking; a site's own (`?visit=17`, `?ref=side2`, `?s=9f3a`) are only
 known by their effect: the same page comes back under URLs that differ in that
 parameter alone. The content pipeline reports each duplicate whose original has the
-same host and path (`differing_params`); once PRIORITY_NOISE_AFTER duplicates name one
-(host, parameter), it is learned crawl-wide (G:noise_params, read by every worker with
-the blocklist), and admission drops it from that host's URLs (`strip_params`): its
-variants collapse onto one URL, which URL-seen admits once. Dispatch does the same to
-variants queued before the parameter was learned.
+same host and path (`differing_values`); once duplicates showed PRIORITY_NOISE_AFTER
+distinct values of one (host, parameter), it is learned crawl-wide (G:noise_params, read
+by every worker with the blocklist), and admission drops it from that host's URLs
+(`strip_params`): its variants collapse onto one URL, which URL-seen admits once.
+Dispatch does the same to variants queued before the parameter was learned.
+
+Distinct values, not duplicates: a parameter's default value is a duplicate of the page
+without it (`?page=1` of a listing, `?lang=en`, `?category=all`), again and again for
+every listing, while its other values are other pages. Counting duplicates learned
+"page" as noise on a shop whose category listings each had a `?page=1` copy, and every
+later page collapsed onto the listing: its products past the first page were never
+reached (tests/integration/test_shop_categories.py). A session token or a tracking
+stamp shows a new value in nearly every duplicate. Paging and section parameters
+(url_params.py) are never noise, whatever their duplicates show.
 """
 
 from __future__ import annotations
@@ -19,6 +28,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
 from extensions.admission.filters import host_of
+from extensions.admission.url_params import PAGE_PARAMS, SECTION_PARAMS
 from extensions.config import Setting, Table, at_least, read
 
 if TYPE_CHECKING:
@@ -27,7 +37,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class NoiseConfig:
-    after: int  # duplicates naming (host, parameter) before it is learned; 0 = off
+    after: int  # distinct values duplicates showed of (host, parameter) to learn it; 0 off
 
 
 NOISE = Table(NoiseConfig, Setting("PRIORITY_NOISE_AFTER", "after", int, at_least(0)))
@@ -38,6 +48,8 @@ def noise_config(settings: BaseSettings) -> NoiseConfig:
     return read(NOISE, settings)
 
 
+# Never learned as noise: a listing's pages and a site's sections differ by them.
+NEVER_NOISE = PAGE_PARAMS | SECTION_PARAMS
 # A learned set: "<host> <parameter>" members (G:noise_params).
 SEPARATOR = " "
 # Scrapy signal (host=, name=): this process learned a noise parameter. The scheduler
@@ -49,14 +61,20 @@ def _pairs(query: str) -> list[tuple[str, str]]:
     return [(p.partition("=")[0], p.partition("=")[2]) for p in query.split("&") if p]
 
 
-def differing_params(url: str, original: str) -> list[str]:
-    """Parameter names in which two URLs of one host and path differ (value or presence);
-    [] for URLs of different hosts or paths (their duplicate says nothing of a parameter)."""
+def differing_values(url: str, original: str) -> dict[str, frozenset[str]]:
+    """Per parameter in which two URLs of one host and path differ (value or presence):
+    the values the two carry (one when the other URL has none); paging and section
+    parameters left out. {} for URLs of different hosts or paths (their duplicate says
+    nothing of a parameter)."""
     this, first = urlsplit(url), urlsplit(original)
     if this.netloc != first.netloc or this.path != first.path or this.query == first.query:
-        return []
+        return {}
     a, b = dict(_pairs(this.query)), dict(_pairs(first.query))
-    return sorted(name for name in a.keys() | b.keys() if a.get(name) != b.get(name))
+    return {
+        name: frozenset(v for v in (a.get(name), b.get(name)) if v is not None)
+        for name in a.keys() | b.keys()
+        if a.get(name) != b.get(name) and name.lower() not in NEVER_NOISE
+    }
 
 
 def learned(members: Collection[str]) -> dict[str, frozenset[str]]:

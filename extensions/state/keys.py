@@ -97,7 +97,7 @@ prefix "crawlproj:{<crawl>:p<i>~<salt>}"):
     D:content_hashes hash    content hash (sha256 hex) -> URL of the first page with it
     D:warc_records   hash    URL -> "<WARC-Date> <WARC-Record-ID> <payload digest>" of its
                              latest full WARC response record (revisits refer to it)
-    G:noise_counts   hash    "<host> <param>" -> duplicates differing only in it (noise.py)
+    G:noise_counts   hash    "<host> <param>" -> its values duplicates showed, "...=<value>" each
     G:noise_params   set     learned noise parameters "<host> <param>": admission drops them
     D:page_templates hash    template digest (16 hex) -> "<depth> <first URL>" (older: the URL):
                              a deeper page with the digest is a template copy (trap feedback)

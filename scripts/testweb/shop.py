@@ -11,7 +11,9 @@ no real page. Variants (HostSpec.facet_variants): "shuffled" parameter order per
 "paths" a path segment per filter and no query (/shop/shoes/f/color-red/size-m/),
 "catparam" categories as a parameter of the shop's own path (/shop/?category=shoes, its
 filters /shop/?category=shoes&color=red): real listings and their filter pages share a
-path, and the products are reached only through the category listings.
+path, and the products are reached only through the category listings; "paged" listings
+of PAGE_SIZE products (?page=2.. real pages, products no longer linking their neighbours),
+so a crawler that reads paging as a filter, or as noise, loses products.
 """
 
 from __future__ import annotations
@@ -108,6 +110,8 @@ class Shop:
             return None
         names = self.names[cat]
         related = {names[n % len(names)], names[n - 2]}  # the next and previous products
+        if "paged" in self.variants:
+            related = set()  # reached only through the listing's pages
         home = self._home(cat)
         links = [Link(self.url(home), home), Link(self.url("/shop/"), "../")]
         links += [Link(self.url(f"/shop/{cat}/{r}"), r) for r in sorted(related - {name})]
@@ -155,10 +159,16 @@ class Shop:
         links += self._facet_links(cat, state, len(self._matching(cat, state)))
         links.append(Link(self.url("/"), "/"))
         title = f"{self.h.name} shop {cat}"
-        if not pairs:  # utm aliases are the category itself; any other parameter a facet
+        if not pairs or self._next_page(pairs):  # utm aliases are the category itself
             return Route("page", title=title, links=tuple(links))
         described = ", ".join(f"{k}={v}" for k, v in pairs)
         return Route("facet", title=f"{title} ({described})", links=tuple(links))
+
+    def _next_page(self, pairs: list[tuple[str, str]]) -> bool:
+        """A "paged" listing's page 2 or later, no filter: a real page."""
+        if "paged" not in self.variants or len(pairs) != 1 or pairs[0][0] != "page":
+            return False
+        return pairs[0][1].isdigit() and int(pairs[0][1]) >= 2
 
     # ---- facets --------------------------------------------------------------------
     def _attribute(self, cat: str, n: int, facet: str) -> str:
@@ -182,6 +192,8 @@ class Shop:
             numbers.sort(key=lambda n: self.names[cat][n - 1])
         elif sort == "new":
             numbers.reverse()
+        if "paged" in self.variants and "page" not in state:
+            state = {**state, "page": "1"}  # the listing shows its first page alone
         if "page" in state:
             page = int(state["page"]) if state["page"].isdigit() else 1
             numbers = numbers[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
@@ -204,7 +216,9 @@ class Shop:
                 keys
             )
         pairs = [(UNNAMED[k] if "unnamed" in self.variants else k, target[k]) for k in keys]
-        if "tracking" in self.variants:  # one filter state under as many URLs as sources
+        # One filter state under as many URLs as sources; a "paged" listing's own pages are
+        # linked clean (they are real pages).
+        if "tracking" in self.variants and not self._next_page(list(target.items())):
             pairs.append(("ref", f"side{len(source)}"))
         if "paths" in self.variants:  # no query: a path segment per filter
             path = f"/shop/{cat}/f/" + "".join(f"{k}-{v}/" for k, v in pairs if k != "ref")

@@ -1,10 +1,11 @@
-"""Shops whose categories are a parameter of the shop's own path (scripts/testweb/shop.py
-"catparam": /shop/?category=shoes, its filters /shop/?category=shoes&color=red): real
-listings and their filter pages share one path, and the products are reached only
-through the category listings. Every cap on a path's query variants (the facet cap,
-facet sidebars, trap feedback on the path's variants together) must leave the
-categories alone while it caps the filters, with filter names listed or not, tracking
-stamps and shuffled parameters, and filter pages that list words of their own.
+"""Shops whose real listings share a path with their filter pages (scripts/testweb/shop.py):
+categories as a parameter of the shop's path ("catparam": /shop/?category=shoes, its
+filters /shop/?category=shoes&color=red), and listings paged by a parameter ("paged":
+/shop/shoes/?page=2, products reached only through their listing's pages). Every cap on
+a path's query variants (the facet cap, facet sidebars, trap feedback on the path's
+variants together, learned noise parameters) must leave the categories and the pages
+alone while it caps the filters, with filter names listed or not, tracking stamps and
+shuffled parameters, and filter pages that list words of their own.
 """
 
 from __future__ import annotations
@@ -45,3 +46,21 @@ def test_categories_as_a_parameter_are_crawled_and_their_filters_capped(tmp_path
         filters = [r["url"] for r in requests if r["host"] == host]
         filters = [u for u in filters if web.site.kind(u) == "facet"]
         assert len(filters) <= MAX_FILTER_PAGES_PER_SHOP, (VARIANTS[i], filters)
+
+
+PAGED = (["paged"], ["paged", "tracking"], ["paged", "unnamed", "tracking"])
+PAGED += (["paged", "catparam", "unnamed"], ["paged", "shuffled"])
+
+
+def test_paged_listings_are_crawled_to_their_last_product(tmp_path: Path) -> None:
+    """Before, a near duplicate (page 1 of a listing beside the listing itself, 0.9 alike)
+    taught "page" as the host's noise parameter, and every later page collapsed onto
+    the listing: products past the first page were never reached."""
+    hosts = [
+        HostSpec(f"paged{i}.test", pages=12, shop_categories=6, shop_products=12, facet_variants=v)
+        for i, v in enumerate(PAGED)
+    ]
+    spec = WebSpec(hosts=hosts, seed=19, base_ip="127.0.57.1")
+    _, result, _ = crawl_to_its_end(dataclasses.replace(spec, trap_prose=80), tmp_path)
+    assert "Learned noise parameter 'page'" not in result.log
+    assert "Learned noise parameter 'pg'" not in result.log

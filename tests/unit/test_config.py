@@ -167,6 +167,7 @@ BAD = [
     ("PRIORITY_SPRAWL_MIN_LINKS", -1, ">= 0, not -1"),
     ("PRIORITY_FACET_SIDEBAR_NAMES", -1, ">= 0, not -1"),
     ("PRIORITY_REDIRECT_WALK", -1, ">= 0, not -1"),
+    ("PRIORITY_NEW_ITEMS", -1, ">= 0, not -1"),
     ("PRIORITY_SPRAWL_MENU_PAGES", 1, ">= 2, not 1"),
     (
         "PRIORITY_TRAP_END_AFTER",

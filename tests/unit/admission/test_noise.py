@@ -2,18 +2,28 @@
 
 from __future__ import annotations
 
-from extensions.admission.noise import differing_params, learned, strip_params
+from extensions.admission.noise import differing_values, learned, strip_params
 
 
-def test_duplicates_name_the_parameters_they_differ_in() -> None:
-    assert differing_params("http://f.test/page/3?visit=9", "http://f.test/page/3?visit=2") == [
-        "visit"
-    ]
-    assert differing_params("http://f.test/p?ref=a&x=1", "http://f.test/p?x=1") == ["ref"]
+def test_duplicates_name_the_parameters_they_differ_in_and_their_values() -> None:
+    pairs = differing_values("http://f.test/page/3?visit=9", "http://f.test/page/3?visit=2")
+    assert pairs == {"visit": frozenset({"9", "2"})}
+    assert differing_values("http://f.test/p?ref=a&x=1", "http://f.test/p?x=1") == {
+        "ref": frozenset({"a"})
+    }
     # Another path or host says nothing about a parameter.
-    assert differing_params("http://f.test/a?visit=1", "http://f.test/b?visit=2") == []
-    assert differing_params("http://f.test/a?v=1", "http://g.test/a?v=2") == []
-    assert differing_params("http://f.test/a?v=1", "http://f.test/a?v=1") == []
+    assert differing_values("http://f.test/a?visit=1", "http://f.test/b?visit=2") == {}
+    assert differing_values("http://f.test/a?v=1", "http://g.test/a?v=2") == {}
+    assert differing_values("http://f.test/a?v=1", "http://f.test/a?v=1") == {}
+
+
+def test_paging_and_sections_are_never_noise() -> None:
+    """A listing's ?page=1 is a copy of the listing, a ?category=all of the shop: their
+    other values are other pages."""
+    for name in ("page", "pg", "start", "category", "lang", "Page"):
+        assert differing_values(f"http://f.test/shop/?{name}=1", "http://f.test/shop/") == {}
+    both = differing_values("http://f.test/shop/?page=1&ref=x", "http://f.test/shop/")
+    assert both == {"ref": frozenset({"x"})}
 
 
 def test_learned_parameters_are_dropped_for_their_host_only() -> None:

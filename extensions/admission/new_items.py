@@ -1,0 +1,58 @@
+"""Listing pages with items of their own: a near duplicate that links new pages is new.
+
+Why: a listing's page 2 is its page 1 again in all but its items: the same heading, the
+same intro, the same filters and menus; a shop's product cards or a blog archive's titles
+are short link texts the main-text extractor may drop as furniture. Its main text is then
+a near duplicate of page 1's, trap feedback counted the page as a copy, the listing's
+family of pages (/shop/<W>/?page) closed, and every later page of every listing was
+dropped with the products only they link: 93 of 520 real pages of a shop web whose
+listings are paged (tests/integration/test_shop_categories.py).
+
+What a duplicate does not do is link pages nobody linked before. A near duplicate with
+PRIORITY_NEW_ITEMS links new to this worker (RecentLinks.split) outside its own family
+(not its URL pattern or pattern family, not a query variant of its own path: a calendar
+day's next day, a filter page's next filter) lists items of its own: its outcome is
+"new". A filter page lists items its listing linked already; a template trap links only
+its own kind.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from extensions.admission.patterns import families, url_patterns
+from extensions.config import Setting, Table, at_least
+
+
+@dataclass(frozen=True)
+class NewItemsConfig:
+    least: int  # PRIORITY_NEW_ITEMS: new links outside its family that make a copy new; 0 off
+
+
+NEW_ITEMS = Table(NewItemsConfig, Setting("PRIORITY_NEW_ITEMS", "least", int, at_least(0)))
+# Outcomes a listing with new items overrides.
+COPY_OUTCOMES = frozenset(("duplicate", "copy"))
+
+
+def lists_new_items(page_url: str, new_links: list[str], least: int) -> bool:
+    """`least` or more of `new_links` (new to this worker) are outside the page's own
+    family; False when least <= 0 (off)."""
+    if least <= 0 or len(new_links) < least:
+        return False
+    mine = url_patterns(page_url)
+    # A same-stem run's next level is its own kind too (/more/ -> /more/more2/: "more+").
+    own = frozenset((mine.fine, mine.fine.replace("+", ""), *families(mine.family)))
+    path = page_url.partition("#")[0].partition("?")[0]
+    items = 0
+    for url in new_links:
+        if url.partition("?")[0] == path:
+            continue  # a query variant of this page: a filter, a sort, its next page
+        p = url_patterns(url)
+        if p.fine.replace("+", "") in own or not own.isdisjoint(families(p.family)):
+            continue  # its own kind: a calendar's next day, a template's next level
+        if p.path_key and p.path_key == mine.path_key:
+            continue  # a path facet of the same listing
+        items += 1
+        if items >= least:
+            return True
+    return False

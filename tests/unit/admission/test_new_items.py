@@ -1,0 +1,44 @@
+"""Listing pages with items of their own (admission/new_items.py): a near copy that links
+pages new to the crawl outside its own family is a listing's next page; a filter page, a
+calendar day or a template trap links only its own kind, or items linked already."""
+
+from __future__ import annotations
+
+import pytest
+
+from extensions.admission.new_items import lists_new_items
+
+H = "http://shop.test"
+
+
+def test_a_listings_next_page_links_new_items() -> None:
+    items = [f"{H}/shop/bags/item-{n}" for n in (5, 6, 7, 8)]
+    assert lists_new_items(f"{H}/shop/bags/?page=2", items, 2)
+    assert lists_new_items(f"{H}/blog/page/3/", [f"{H}/2024/05/a-post/", f"{H}/2024/04/b/"], 2)
+
+
+@pytest.mark.parametrize(
+    ("page", "new"),
+    [
+        # A filter page: its new links are other filters of its own path.
+        ("/shop/bags/?color=red", ["/shop/bags/?color=red&size=m", "/shop/bags/?size=l"]),
+        # A path facet: the listing's other filter pages.
+        ("/shop/bags/f/color-red/", ["/shop/bags/f/color-red/size-m/", "/shop/bags/f/size-l/"]),
+        # A calendar day: its neighbours; a month by query: other months.
+        ("/archive/2024/01/05/", ["/archive/2024/01/06/", "/archive/2024/01/04/"]),
+        ("/events?month=1&year=2024", ["/events?month=2&year=2024", "/events?month=12&year=2023"]),
+        # A growing path: its next level.
+        ("/docs/v1/more/", ["/docs/v1/more/more2/", "/docs/v1/more/more3/"]),
+        # Siblings of one family: slugs at the root.
+        ("/broken-slug", ["/other-slug", "/third-slug"]),
+        # One new item is not a listing's page (a broken link, a new menu entry).
+        ("/shop/bags/?page=2", ["/shop/bags/item-5"]),
+    ],
+)
+def test_copies_linking_their_own_kind_stay_copies(page: str, new: list[str]) -> None:
+    assert not lists_new_items(H + page, [H + u for u in new], 2)
+
+
+def test_off() -> None:
+    items = [f"{H}/shop/bags/item-{n}" for n in (5, 6, 7, 8)]
+    assert not lists_new_items(f"{H}/shop/bags/?page=2", items, 0)
