@@ -78,7 +78,10 @@ def test_killed_worker_loses_no_url(tmp_path: Path) -> None:
 def test_two_workers_share_one_frontier_politely(tmp_path: Path, redis_url: str) -> None:
     redis.Redis.from_url(redis_url).flushall()
     delay = 0.3
-    with TestWeb(five_ip_web(pages=8, latency_ms=50), lifetime=300) as web:
+    # 20 pages an IP at 0.3 s: a crawl of ~7 s, longer than the second worker's start-up
+    # can lag the first's on a loaded machine (with 8 pages, ~3 s, the first once did all
+    # 45 pages before the second leased one).
+    with TestWeb(five_ip_web(pages=20, latency_ms=50), lifetime=300) as web:
         seeds = write_seeds(tmp_path / "seeds.txt", web.seeds)
         settings = {
             "DNS_HOSTS_MAP": web.hosts_map_setting(),
