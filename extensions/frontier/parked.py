@@ -54,6 +54,9 @@ class ParkedHosts:
         self.politeness = politeness  # FRONTIER_HOST_IP_NETWORKS, as admission's
         self.resolving: set[str] = set()  # hosts being resolved now (pending work)
         self._failures: dict[str, int] = {}  # host -> failed resolutions in a row
+        # Hosts refused already: URLs parked after their first refusal (a later admit
+        # batch of the same seeds) are dropped without another warning.
+        self._refused_hosts: set[str] = set()
 
     def resolve_all(self, hosts: Iterable[str]) -> None:
         for host in hosts:
@@ -84,8 +87,12 @@ class ParkedHosts:
         self.note(await self.frontier.route_pending(host, ip=key))
 
     async def _refused(self, exc: AddressRefused) -> None:
-        logger.warning("Dropping URLs of %s", exc)
-        self.stats.inc_value(f"frontier/dns/refused/{exc.reason}")
+        if exc.host in self._refused_hosts:
+            self.stats.inc_value("frontier/dns/refused_again")
+        else:
+            self._refused_hosts.add(exc.host)
+            logger.warning("Dropping URLs of %s", exc)
+            self.stats.inc_value(f"frontier/dns/refused/{exc.reason}")
         self.note(await self.frontier.route_pending(exc.host, drop=True))
 
     async def _failed(self, host: str, exc: Exception) -> None:

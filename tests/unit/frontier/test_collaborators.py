@@ -70,6 +70,31 @@ def test_a_parked_host_is_resolved_again_when_its_retry_comes_due(settings) -> N
     assert asyncio.run(go()) == [1, 1, 2]
 
 
+def test_a_refused_host_named_again_is_dropped_without_another_warning(settings, caplog) -> None:
+    """A later admit batch can park a refused host's URLs again before the first drop:
+    they are dropped too, with one warning and one refusal counted per host."""
+
+    async def go():
+        values = {
+            "DNS_HOSTS_MAP": {"inside.test": "127.0.10.2"},
+            "DNS_ALLOWED_NETWORKS": "10.0.0.0/8",
+        }
+        scheduler, _, _ = await open_scheduler(settings(**values), VirtualClock())
+        parked = scheduler.session.parked
+        for _ in range(2):
+            parked.resolve_all(["inside.test"])
+            await settle(scheduler.session)
+        stats = scheduler.stats.get_stats()
+        await close(scheduler)
+        return stats
+
+    stats = asyncio.run(go())
+    warnings = [r for r in caplog.records if "Dropping URLs of inside.test" in r.getMessage()]
+    assert len(warnings) == 1
+    assert stats["frontier/dns/refused/loopback"] == 1
+    assert stats["frontier/dns/refused_again"] == 1
+
+
 class Stats:
     def __init__(self) -> None:
         self.values: Counter[str] = Counter()
