@@ -181,7 +181,8 @@ NOT_FOUND = frozenset({404, 410})
 
 def page_ack(request: Request, lease_id: str, at: float) -> DownloadEvent:
     """The ack of a processed page, with its outcome for trap feedback: the spider's
-    meta["frontier_outcome"] (new, duplicate, soft_404, unchanged), or not_found."""
+    meta["frontier_outcome"] (new, duplicate, soft_404, unchanged; a redirect's
+    redirect_walk or soft_404: middleware.py), or not_found."""
     status = request.meta.get("frontier_status", 0)
     outcome = "not_found" if status in NOT_FOUND else request.meta.get("frontier_outcome")
     if outcome is None or request.dont_filter:

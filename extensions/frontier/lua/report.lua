@@ -10,7 +10,8 @@
 -- fetches on one IP before its first verdict arrived.
 -- A 'release' event hands back a lease that never reached the downloader (a worker
 -- closing with leases buffered): the record returns to the head of its queue.
--- An 'ack' of a fetched page carries its outcome (o: new, duplicate, soft_404, not_found),
+-- An 'ack' of a fetched page carries its outcome (o: new, duplicate, soft_404, not_found,
+-- redirect_walk, ...: traps.lua BAD),
 -- host and patterns (pt): trap feedback for the page's URL pattern (traps.lua).
 -- A.events: list of {t='done'|'ack'|'release', id, at, status, retry_after, timeout, fail,
 -- latency, block_until, o, host, pt}
