@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from urllib.parse import parse_qsl
 
 from extensions.admission.path_facets import filter_segment
-from extensions.admission.url_params import PAGE_PARAMS, SECTION_PARAMS
+from extensions.admission.url_params import PLACE_PARAMS
 from extensions.config import Setting, Table, at_least
 
 # A facet sidebar's link (transient: records.TRANSIENT_META): admission counts it
@@ -42,7 +42,6 @@ from extensions.config import Setting, Table, at_least
 FACET_META = "frontier_facet"
 
 Pair = tuple[str, str]
-_NEVER_CAPPED = SECTION_PARAMS | PAGE_PARAMS
 
 
 @dataclass(frozen=True)
@@ -77,7 +76,7 @@ def sidebar_links(page_url: str, links: list[str], config: SidebarConfig) -> fro
     return frozenset(
         url
         for url, (name, value) in single.items()
-        if not value.isdigit() and name.lower() not in _NEVER_CAPPED
+        if not value.isdigit() and name.lower() not in PLACE_PARAMS
     )
 
 

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
 from extensions.admission.filters import host_of
-from extensions.admission.url_params import PAGE_PARAMS, SECTION_PARAMS
+from extensions.admission.url_params import PLACE_PARAMS
 from extensions.config import Setting, Table, at_least, read
 
 if TYPE_CHECKING:
@@ -48,8 +48,6 @@ def noise_config(settings: BaseSettings) -> NoiseConfig:
     return read(NOISE, settings)
 
 
-# Never learned as noise: a listing's pages and a site's sections differ by them.
-NEVER_NOISE = PAGE_PARAMS | SECTION_PARAMS
 # A learned set: "<host> <parameter>" members (G:noise_params).
 SEPARATOR = " "
 # Scrapy signal (host=, name=): this process learned a noise parameter. The scheduler
@@ -73,7 +71,7 @@ def differing_values(url: str, original: str) -> dict[str, frozenset[str]]:
     return {
         name: frozenset(v for v in (a.get(name), b.get(name)) if v is not None)
         for name in a.keys() | b.keys()
-        if a.get(name) != b.get(name) and name.lower() not in NEVER_NOISE
+        if a.get(name) != b.get(name) and name.lower() not in PLACE_PARAMS
     }
 
 

@@ -61,6 +61,9 @@ SECTION_PARAMS = frozenset(
     ("category", "categories", "cat", "section", "topic", "tag", "tags", "type", "dept",
      "department", "collection", "lang", "language", "locale")
 )  # fmt: skip
+# Parameters that say which page of a site a URL is (paging, sections, languages): never
+# a learned noise parameter (noise.py), never a facet sidebar's filter (facet_sidebar.py).
+PLACE_PARAMS = PAGE_PARAMS | SECTION_PARAMS
 
 # ASP.NET's cookieless state: a path segment of letter(value) pairs in parentheses,
 # `/(S(lit3py55t21z5v55vlm25s55))/`, `/(X(1)S(...))/`, `/(A(...)S(...)F(...))/` (session,
