@@ -150,7 +150,7 @@ class Prioritizer:
         """A redirect target with PRIORITY_REDIRECT_WALK URLs of its shape before it in
         its chain (redirect_walks.py): an endless chain's next hop."""
         walk = self.config.redirect_walk
-        return bool(chain) and walk > 0 and in_shape(url, chain or ()) >= walk
+        return walk > 0 and chain is not None and in_shape(url, chain) >= walk
 
     def ends_walk(self, meta: dict[str, Any], parts: UrlParts, calendar: bool, score: float) -> str:
         """'calendar_walk' for a calendar's link from a calendar page, 'growth_walk' for

@@ -59,6 +59,6 @@ def walks_in_place(url: str, target: str, chain: Sequence[str]) -> bool:
     """A hop of a redirect walk: `url` (reached through `chain`) was itself reached in
     shape and redirects to another document `target` in shape with it or its chain (not
     its own https:// or trailing-slash spelling)."""
-    if _document(target) == _document(url) or in_shape(url, chain) == 0:
+    if not chain or _document(target) == _document(url) or in_shape(url, chain) == 0:
         return False
     return in_shape(target, [*chain, url]) > 0

@@ -54,11 +54,9 @@ def redirect_target(url: str, response: Response) -> str | None:
         return None
 
 
-def redirects_home(url: str, response: Response) -> bool:
-    """A 3xx from a path other than the root to the same origin's root ("/", no query)."""
-    location = redirect_target(url, response)
-    if location is None:
-        return False
+def redirects_home(url: str, location: str) -> bool:
+    """A redirect (to `location`, redirect_target's) from a path other than the root to
+    the same origin's root ("/", no query)."""
     source = urlsplit(url)
     target = urlsplit(location)
     if source.path in ("", "/") or (target.scheme, target.netloc) != (source.scheme, source.netloc):
@@ -79,24 +77,21 @@ class FrontierDownloaderMiddleware:
         if scheduler is not None:
             retry_after = retry_after_seconds(response.headers.get(b"Retry-After"))
             scheduler.download_done(request, response.status, retry_after)
-            if redirects_home(request.url, response):
+            target = redirect_target(request.url, response)
+            if target is None:
+                return response
+            if redirects_home(request.url, target):
                 # Many servers answer an unknown path with a redirect to their home page:
                 # a soft 404 its pattern learns from (the page behind it is the home page,
                 # fetched already; the redirected request carries no outcome of its own).
                 request.meta["frontier_outcome"] = "soft_404"
                 self.crawler.stats.inc_value("frontier/redirected_home")
-            elif self.walks_in_place(request, response):
+            elif walks_in_place(request.url, target, request.meta.get(CHAIN_META) or []):
                 # A hop of an endless redirect chain (admission/redirect_walks.py): its
                 # pattern learns it as bad, as a duplicate would teach it.
                 request.meta["frontier_outcome"] = "redirect_walk"
                 self.crawler.stats.inc_value("frontier/redirect_walk_hops")
         return response
-
-    @staticmethod
-    def walks_in_place(request: Request, response: Response) -> bool:
-        chain: list[str] = request.meta.get(CHAIN_META) or []
-        target = redirect_target(request.url, response) if chain else None
-        return target is not None and walks_in_place(request.url, target, chain)
 
     def process_exception(self, request: Request, exception: Exception) -> None:
         scheduler = frontier_scheduler(self.crawler)
