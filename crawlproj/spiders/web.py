@@ -170,7 +170,8 @@ class WebSpider(scrapy.Spider):
     ) -> tuple[list[str], frozenset[str]]:
         """The links to request (not those this worker queued lately: no Request,
         middlewares or scheduling), and a sprawl candidate's (admission/sprawl.py) fresh
-        links of its own shape, to be marked with its lease; its outcome is "sprawl"."""
+        links of its own shape, to be marked with its lease; its outcome is "sprawl". A
+        near copy whose new links are items of its own (admission/new_items.py) is "new"."""
         recent = recent_links_of(self.crawler)
         if recent is None:
             return links, frozenset()
