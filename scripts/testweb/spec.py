@@ -34,10 +34,12 @@ CALENDAR_STYLES = ("events", "archive", "dated", "compact", "weeks")
 CALENDAR_NAMED = (*CALENDAR_STYLES, "months")
 PATH_GROWTH_STYLES = ("segments", "counter")
 LONG_URL_STYLES = ("query", "path")
-# Generator traps (generator.py) and redirect traps (redirects.py), one URL shape each; by
-# name only, as "chatty": dealt.py does not deal them, so older webs stay the same.
+# Generator traps (generator.py), redirect traps (redirects.py) and alternate views
+# (alternates.py), one URL shape each; by name only, as "chatty": dealt.py does not deal
+# them, so older webs stay the same.
 GENERATOR_STYLES = ("slugs", "ids", "tokens", "query", "dirs", "nav", "deep", "root")
 REDIRECT_TRAP_STYLES = ("tokens", "counter", "query", "bounce", "slug")
+ALTERNATE_STYLES = ("replytocom", "print", "share", "history")
 MAX_SHOP_CATEGORIES = 8
 MAX_GUIDE_LEVELS = 4
 
@@ -126,6 +128,9 @@ class HostSpec:
     generators: list[str] = field(default_factory=list)
     # Redirect traps (redirects.py), any of REDIRECT_TRAP_STYLES: endless redirect chains.
     redirect_traps: list[str] = field(default_factory=list)
+    # Alternate views of every real page (alternates.py), any of ALTERNATE_STYLES: reply
+    # links per comment, a print view, share buttons, a wiki's edit and history tabs.
+    alternates: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         # A misspelt variant would silently build a web without that trap.
@@ -137,6 +142,7 @@ class HostSpec:
         _check("long_urls", self.long_urls, LONG_URL_STYLES)
         _check("generators", self.generators, GENERATOR_STYLES)
         _check("redirect_traps", self.redirect_traps, REDIRECT_TRAP_STYLES)
+        _check("alternates", self.alternates, ALTERNATE_STYLES)
         if not 0 <= self.shop_categories <= MAX_SHOP_CATEGORIES:
             raise ValueError(f"{self.name}: shop_categories must be 0..{MAX_SHOP_CATEGORIES}")
         if len(self.guide) > MAX_GUIDE_LEVELS or any(n < 1 for n in self.guide):
@@ -293,13 +299,17 @@ class WebSpec:
     def large_site(cls) -> WebSpec:
         """One host where ~270 real pages (a 3-level guide, a shop, a sitemap) share the
         host with facets, an archive calendar and themed soft-404s."""
-        return cls(hosts=[_mixed_host("mall.test", None)])
+        from .trap_hosts import mixed_host  # it builds HostSpecs: imported late
+
+        return cls(hosts=[mixed_host("mall.test", None)])
 
     @classmethod
     def traps(cls) -> WebSpec:
         """7 hosts on 5 IPs, every trap family at least twice with different variants
         among ~860 real pages: the crawl-budget acceptance web (Site.real_pages/is_trap)."""
-        return cls(hosts=[_mixed_host("mall.test", None), *_shop_hosts(), *_text_hosts()])
+        from .trap_hosts import mixed_host, shop_hosts, text_hosts  # imported late, as above
+
+        return cls(hosts=[mixed_host("mall.test", None), *shop_hosts(), *text_hosts()])
 
     @classmethod
     def traps_holdout(cls) -> WebSpec:
@@ -308,62 +318,9 @@ class WebSpec:
         segments, a calendar by ?date=): a web the crawl-budget thresholds were not
         chosen on (bench_traps --web holdout), so a figure that holds on traps() alone
         shows a fitted rule."""
-        bazaar = HostSpec("bazaar.test", pages=30, shop_categories=6, shop_products=8)
-        bazaar.facet_variants = ["shuffled", "tracking", "view", "slugs"]
-        bazaar.soft404, bazaar.session = "links", "counter"
-        journal = HostSpec("journal.test", pages=150, sitemap=True, soft404="themed")
-        journal.calendars, journal.long_urls = ["archive", "dated"], ["path"]
-        kb = HostSpec("kb.test", "kb", pages=50, guide=[5, 6], sources=True, soft404="short")
-        kb.path_growth, kb.session = ["counter", "segments"], "hex"
-        blog = HostSpec("blog.test", "kb", pages=80, sitemap=True, soft404="redirect")
-        blog.calendars, blog.long_urls = ["events"], ["query"]
-        blog.attachments = True
-        # Facet names no list holds (?tone=&fit=&maker=), in shuffled order.
-        outlet = HostSpec("outlet.test", pages=20, shop_categories=4, shop_products=10)
-        outlet.facet_variants = ["unnamed", "shuffled"]
-        # Facets as path segments, no query at all (/shop/shoes/f/color-red/size-m/).
-        boutique = HostSpec("boutique.test", pages=20, shop_categories=4, shop_products=10)
-        boutique.facet_variants = ["paths"]
-        hosts = [bazaar, journal, kb, blog, outlet, boutique]
-        return cls(hosts=hosts, seed=7, base_ip="127.0.12.1")
+        from .trap_hosts import holdout_hosts  # it builds HostSpecs: imported late
 
-
-def _shop_hosts() -> list[HostSpec]:
-    # Two shops on one address: facets with tracking and view parameters, plain facets.
-    store = HostSpec("store.test", "shops", pages=30, shop_categories=5, shop_products=12)
-    store.facet_variants, store.soft404 = ["tracking", "view"], "short"
-    market = HostSpec("market.test", "shops", pages=20, shop_categories=3)
-    market.calendars, market.long_urls = ["events"], ["query"]
-    return [store, market]
-
-
-def _text_hosts() -> list[HostSpec]:
-    news = HostSpec("news.test", pages=120, session="hex", sitemap=True, soft404="links")
-    news.calendars = ["events", "archive"]
-    forum = HostSpec("forum.test", pages=100, session="counter", sitemap=True)
-    forum.soft404, forum.long_urls = "redirect", ["path"]
-    # Two documentation hosts on one address: the old traps and both path growths.
-    docs = HostSpec("docs.test", "docs", pages=80, trap=True, guide=[3, 4, 5], sources=True)
-    docs.attachments, docs.path_growth = True, ["segments", "counter"]
-    wiki = HostSpec("wiki.test", "docs", pages=60, path_growth=["counter"], sources=True)
-    wiki.long_urls = ["query", "path"]
-    return [news, forum, docs, wiki]
-
-
-def _mixed_host(name: str, ip_group: str | None) -> HostSpec:
-    return HostSpec(
-        name,
-        ip_group,
-        pages=40,
-        guide=[4, 5, 8],
-        shop_categories=4,
-        facet_variants=["shuffled", "slugs"],
-        calendars=["archive"],
-        soft404="themed",
-        sitemap=True,
-        sources=True,
-        attachments=True,
-    )
+        return cls(hosts=holdout_hosts(), seed=7, base_ip="127.0.12.1")
 
 
 def _host_sizes(n_hosts: int, per_host: int, skew: float | None) -> list[int]:
