@@ -9,7 +9,7 @@ from typing import Any
 
 from scripts.testweb import HostSpec, WebSpec
 from scripts.testweb.dealt import dealt
-from scripts.testweb.spec import GENERATOR_STYLES, REDIRECT_TRAP_STYLES
+from scripts.testweb.spec import ALTERNATE_STYLES, GENERATOR_STYLES, REDIRECT_TRAP_STYLES
 
 GENERATOR_MIN_PAGES = 20  # --generators: hosts this big get them (a tarpit beside a site)
 # traps: the acceptance web the thresholds were chosen on; holdout: its families dealt
@@ -48,10 +48,15 @@ def redirect_trap_styles(text: str) -> list[str]:
     return _styles(text, REDIRECT_TRAP_STYLES)
 
 
+def alternate_styles(text: str) -> list[str]:
+    """--alternates: a comma list of ALTERNATE_STYLES."""
+    return _styles(text, ALTERNATE_STYLES)
+
+
 def restyled(spec: WebSpec, args: argparse.Namespace) -> WebSpec:
     """The web with the variants asked for: --trap-prose, --canonical-links, the
-    calendar and soft-404 hosts restyled and --generators on every host of
-    GENERATOR_MIN_PAGES pages or more (ValueError names a style no host has)."""
+    calendar and soft-404 hosts restyled, --alternates on every host and --generators on
+    every host of GENERATOR_MIN_PAGES pages or more (ValueError names a style no host has)."""
 
     def host(h: HostSpec) -> HostSpec:
         changes: dict[str, Any] = {}
@@ -65,6 +70,8 @@ def restyled(spec: WebSpec, args: argparse.Namespace) -> WebSpec:
             changes["generators"] = list(args.generators)
         if args.redirect_traps and h.pages >= GENERATOR_MIN_PAGES:
             changes["redirect_traps"] = list(args.redirect_traps)
+        if args.alternates:
+            changes["alternates"] = list(args.alternates)
         return dataclasses.replace(h, **changes) if changes else h
 
     hosts = [host(h) for h in spec.hosts]

@@ -7,7 +7,7 @@ Run by hand from the project root (one crawl at a time, ~2-4 min each):
         [--budget-factor 4] [--time-cap 240] [--before-commit e0bb675 | --before-root DIR]
         [--web traps | holdout | dealt:SEED] [--delay 0] [--trap-prose 0] [--canonical-links]
         [--soft404-style STYLE] [--calendar-style STYLE] [--generators STYLES]
-        [--redirect-traps STYLES]
+        [--redirect-traps STYLES] [--alternates STYLES]
 
 - ours: `scrapy crawl web` in this checkout (FRONTIER_DELAY 0 unless --delay: loopback,
   no DNS retries).
@@ -30,7 +30,10 @@ then, so content feedback cannot judge them and only the URL rules and budgets c
 adds words of its own to the host's not-found template), --calendar-style STYLE every
 calendar host that one calendar (e.g. months: /calendar/2024/jan/). --redirect-traps
 tokens,counter,... gives the same hosts endless redirect chains (HostSpec.redirect_traps,
-scripts/testweb/redirects.py). --generators
+scripts/testweb/redirects.py). --alternates replytocom,print,share,history gives every
+host's real pages those alternate views (HostSpec.alternates,
+scripts/testweb/alternates.py: reply links per comment, print views, share buttons, a
+wiki's edit and history tabs). --generators
 slugs,ids,... gives every host of 20 pages or more those generator traps (HostSpec
 .generators, scripts/testweb/generator.py: tarpits of unique pages, each linking new ones
 only), which no duplicate or template test can catch: only budgets hold them.
@@ -67,6 +70,7 @@ if str(ROOT) not in sys.path:
 
 from bench._common import NOISE_NOTE, fmt, table  # noqa: E402
 from bench._trap_webs import (  # noqa: E402
+    alternate_styles,
     generator_styles,
     redirect_trap_styles,
     restyled,
@@ -341,6 +345,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         default=[],
         help="comma list of redirect trap styles",
     )
+    parser.add_argument(
+        "--alternates", type=alternate_styles, default=[], help="comma list of view styles"
+    )
     parser.add_argument("--before-commit", default=BEFORE_COMMIT)
     parser.add_argument("--before-root", default="", help="an existing checkout to run as before")
     args = parser.parse_args(argv)
@@ -371,7 +378,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(table(HEADERS, [*(r.row() for r in results), *ratio_rows(results)]))
     print("\nrequests by kind (the test web's routes; robots.txt left out)")
     shown = ["generator"] if args.generators else []
-    print(kinds_table(results, shown + (["redirect_trap"] if args.redirect_traps else [])))
+    shown += ["redirect_trap"] if args.redirect_traps else []
+    print(kinds_table(results, shown + (["alternate"] if args.alternates else [])))
     print(NOISE_NOTE)
 
 

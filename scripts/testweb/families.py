@@ -14,6 +14,7 @@ import re
 from typing import Protocol
 from urllib.parse import parse_qsl
 
+from .alternates import Alternates
 from .endless import Endless
 from .files import Files
 from .generator import Generator
@@ -52,8 +53,9 @@ class Extras:
         self.real = [p for f in families for p in f.real_paths()]
         self.soft404 = Soft404(h, url, seed) if h.soft404 else None
         self.session = SESSION_PARAMS.get(h.session)
+        self.alternates = Alternates(h, url, seed) if h.alternates else None
         self.prefix = url("/")
-        self.active = bool(self.table or self.soft404 or self.session)
+        self.active = bool(self.table or self.soft404 or self.session or self.alternates)
 
     def lookup(self, bare: str, query: str) -> Route | None:
         for pattern, handler in self.table:
@@ -75,8 +77,13 @@ class Extras:
         extra += self.redirects.links(bare)
         if self.soft404:
             extra += self.soft404.broken_links(bare)
+        if self.alternates:
+            extra += self.alternates.links(bare)
         route = dataclasses.replace(found, links=found.links + tuple(extra)) if extra else found
-        return self._with_session(route, path) if self.session else route
+        route = self._with_session(route, path) if self.session else route
+        if self.alternates and route.kind == "page":
+            return self.alternates.view(bare, path.partition("?")[2], route) or route
+        return route
 
     def _with_session(self, route: Route, path: str) -> Route:
         """Every same-host link carries a token minted for this render; a request that

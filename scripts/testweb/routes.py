@@ -33,6 +33,7 @@ TRAP_KINDS = frozenset(
         "subdomain",
         "generator",
         "redirect_trap",
+        "alternate",
     }
 )
 NON_PAGE_KINDS = frozenset({"source", "file"})

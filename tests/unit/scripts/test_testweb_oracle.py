@@ -168,9 +168,10 @@ def test_every_linked_url_is_real_trap_or_file(
     kinds = Counter(_classify(site, url, status, listed) for url, status in explored.items())
     assert set(kinds) <= {*TRAP_KINDS, "real", "non-page", "redirect", "missing"}
     # Every family is reachable from the seeds; the wildcard-DNS trap lives in webs of
-    # their own (dealt webs, the test below) and the generator and redirect traps are asked
-    # for by name (test_testweb_traps.py), as traps() keeps its measured series.
-    assert set(kinds) >= TRAP_KINDS - {"subdomain", "generator", "redirect_trap"}
+    # their own (dealt webs, the test below) and the generator and redirect traps and the
+    # alternate views are asked for by name (test_testweb_traps.py, ..._alternates.py), as
+    # traps() keeps its measured series.
+    assert set(kinds) >= TRAP_KINDS - {"subdomain", "generator", "redirect_trap", "alternate"}
     assert kinds["real"] == len(listed & set(explored))
     for url in explored:
         path = _split(url)[1]
