@@ -177,7 +177,10 @@ class WebSpider(scrapy.Spider):
             return links, frozenset()
         split = recent.split(links, response.url)
         count_repeat(self.crawler.stats, len(links) - len(split.request))
-        if outcome in COPY_OUTCOMES and lists_new_items(response.url, split.new, self.new_items):
+        admissible = recent.admission.may_admit
+        if outcome in COPY_OUTCOMES and lists_new_items(
+            response.url, split.new, self.new_items, admissible
+        ):
             # A listing's next page: its items are its own (admission/new_items.py).
             response.meta["frontier_outcome"] = "new"
             self.crawler.stats.inc_value("crawlproj/pages/near_copy_with_new_items")

@@ -144,6 +144,21 @@ class Admission:
             return "past_the_end"
         return None
 
+    def may_admit(self, url: str) -> bool:
+        """Whether `url` could enter the frontier as far as this worker knows without
+        Redis: it canonicalizes, passes the filters, the block rules and a cached robots
+        verdict (no depth guard: no request yet), and trap feedback has not closed it."""
+        canonical = self.canonicalizer.canonicalize(url)
+        if canonical is None:
+            return False
+        if self.noise:
+            canonical = strip_params(canonical, self.noise)
+        try:
+            self._check(canonical, split_canonical(canonical), 0)
+        except Rejected:
+            return False
+        return self.closed(canonical) is None
+
     def _pattern_fields(self, parts: UrlParts, sidebar: bool) -> tuple[str, str, str, str, str]:
         fine, coarse, host_wide, path_key = pattern_strings(parts)
         # A facet sidebar's link (facet_sidebar.py) is capped as a facet-named one is.

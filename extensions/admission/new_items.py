@@ -14,10 +14,17 @@ PRIORITY_NEW_ITEMS links new to this worker (RecentLinks.split) outside its own 
 day's next day, a filter page's next filter) lists items of its own: its outcome is
 "new". A filter page lists items its listing linked already; a template trap links only
 its own kind.
+
+An item is a link the admission would take (`admissible`: Admission.may_admit). A link it
+refuses never enters RecentLinks, so it is "new" on every page that carries it: a
+blog's `?replytocom=<comment>` copies of an article link the article's image, PDF and
+calendar again, and read as listings with items until 352 such copies of one host were
+fetched (bench_traps --alternates, bench/README "Alternate views").
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from extensions.admission.patterns import families, url_patterns
@@ -34,9 +41,11 @@ NEW_ITEMS = Table(NewItemsConfig, Setting("PRIORITY_NEW_ITEMS", "least", int, at
 COPY_OUTCOMES = frozenset(("duplicate", "copy"))
 
 
-def lists_new_items(page_url: str, new_links: list[str], least: int) -> bool:
+def lists_new_items(
+    page_url: str, new_links: list[str], least: int, admissible: Callable[[str], bool]
+) -> bool:
     """`least` or more of `new_links` (new to this worker) are outside the page's own
-    family; False when least <= 0 (off)."""
+    family and `admissible`; False when least <= 0 (off)."""
     if least <= 0 or len(new_links) < least:
         return False
     mine = url_patterns(page_url)
@@ -52,6 +61,8 @@ def lists_new_items(page_url: str, new_links: list[str], least: int) -> bool:
             continue  # its own kind: a calendar's next day, a template's next level
         if p.path_key and p.path_key == mine.path_key:
             continue  # a path facet of the same listing
+        if not admissible(url):
+            continue  # a file, a closed pattern's URL, a filtered one: no page to list
         items += 1
         if items >= least:
             return True
