@@ -62,11 +62,11 @@ from crawlproj.response_headers import content_type, header, parse_headers
 from crawlproj.seeds import SeedLine, read_seed_arg
 from crawlproj.spiders.page_parse import follow_links, parse_page
 from extensions.admission.facet_sidebar import FACET_META, SIDEBAR, SidebarConfig, sidebar_links
-from extensions.admission.new_items import COPY_OUTCOMES, NEW_ITEMS, lists_new_items
+from extensions.admission.new_items import COPY_OUTCOMES, NEW_ITEMS, listed_items, listing
 from extensions.admission.patterns import pattern_path, url_patterns
 from extensions.admission.recent import count_repeat, recent_links_of
-from extensions.admission.records import CANONICAL_META
-from extensions.admission.sprawl import SPRAWL, SPRAWL_META, SprawlConfig, candidate_links
+from extensions.admission.records import CANONICAL_META, SETTLES_META
+from extensions.admission.sprawl import SPRAWL, SprawlConfig, candidate_links
 from extensions.config import read
 from extensions.content.soft404 import SECOND_PROBE_META, SEND_PROBE_META, probe_url
 from extensions.content.template import blames
@@ -76,6 +76,8 @@ from extensions.robots.cache import parse_sitemap
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
+
+    from extensions.admission.admit import Admission
 
 logger = logging.getLogger(__name__)
 
@@ -169,21 +171,16 @@ class WebSpider(scrapy.Spider):
         self, links: list[str], response: Response, outcome: str | None
     ) -> tuple[list[str], frozenset[str]]:
         """The links to request (not those this worker queued lately: no Request,
-        middlewares or scheduling), and a sprawl candidate's (admission/sprawl.py) fresh
-        links of its own shape, to be marked with its lease; its outcome is "sprawl". A
-        near copy whose new links are items of its own (admission/new_items.py) is "new"."""
+        middlewares or scheduling), and those to mark with the page's lease: a sprawl
+        candidate's (admission/sprawl.py) fresh links of its own shape (its outcome is
+        "sprawl"), a near copy's items (listed)."""
         recent = recent_links_of(self.crawler)
         if recent is None:
             return links, frozenset()
         split = recent.split(links, response.url)
         count_repeat(self.crawler.stats, len(links) - len(split.request))
-        admissible = recent.admission.may_admit
-        if outcome in COPY_OUTCOMES and lists_new_items(
-            response.url, split.new, self.new_items, admissible
-        ):
-            # A listing's next page: its items are its own (admission/new_items.py).
-            response.meta["frontier_outcome"] = "new"
-            self.crawler.stats.inc_value("crawlproj/pages/near_copy_with_new_items")
+        if outcome in COPY_OUTCOMES:
+            return split.request, self.listed(response, split.new, recent.admission, outcome)
         if outcome != "new" or "frontier_lease" not in response.meta:
             return split.request, frozenset()
         own = candidate_links(response.url, split.new, split.known, self.sprawl, recent.relinked)
@@ -192,6 +189,22 @@ class WebSpider(scrapy.Spider):
             self.crawler.stats.inc_value("crawlproj/pages/sprawl_candidate")
             logger.debug("Sprawl candidate %s: %d new links of its shape", response.url, len(own))
         return split.request, frozenset(own)
+
+    def listed(
+        self, response: Response, new: list[str], admission: Admission, outcome: str
+    ) -> frozenset[str]:
+        """A near copy's items (admission/new_items.py: a listing's next page), to be
+        marked with its lease: its outcome waits on them (new_items.listing, settled by
+        the crawl's URL-seen); "new" at once where no lease carries the wait."""
+        items = listed_items(response.url, new, self.new_items, admission.may_admit)
+        if not items:
+            return frozenset()
+        self.crawler.stats.inc_value("crawlproj/pages/near_copy_with_new_items")
+        if "frontier_lease" not in response.meta:
+            response.meta["frontier_outcome"] = "new"
+            return frozenset()
+        response.meta["frontier_outcome"] = listing(outcome)
+        return frozenset(items)
 
     def links_skipped(self, item: PageItem) -> bool:
         """True (counted) for a page whose links are not to be followed."""
@@ -329,12 +342,13 @@ class WebSpider(scrapy.Spider):
 def link_meta(
     url: str, own: frozenset[str], sidebar: frozenset[str], lease: str | None
 ) -> dict[str, Any] | None:
-    """A followed link's marks: a sprawl candidate's lease, a facet sidebar's flag."""
+    """A followed link's marks: its page's lease (a sprawl candidate's own-shape link, a
+    listing copy's item), a facet sidebar's flag."""
     if url not in own and url not in sidebar:
         return None
     meta: dict[str, Any] = {FACET_META: True} if url in sidebar else {}
     if url in own:
-        meta[SPRAWL_META] = lease
+        meta[SETTLES_META] = lease
     return meta
 
 

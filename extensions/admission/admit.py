@@ -40,12 +40,12 @@ from extensions.admission.prioritizer import (
 from extensions.admission.records import (
     CANONICAL_META,
     NO_PATTERNS,
+    SETTLES_META,
     AdmitItem,
     encode_request,
     mark_recrawl,
 )
 from extensions.admission.redirect_walks import CHAIN_META
-from extensions.admission.sprawl import SPRAWL_META
 from extensions.config import STRINGS, Setting, Table, at_least, read
 from extensions.dns.policy import AddressRefused
 
@@ -211,7 +211,7 @@ class Admission:
             # A seed, or its redirect (depth 0 too): its host gets the seeded budget.
             seed=not meta.get("depth") and source_of(meta) == "seed",
             number=number_of(parts) if filtered else -1,
-            sprawl_of=meta.get(SPRAWL_META, "") if filtered else "",
+            settles=meta.get(SETTLES_META, "") if filtered else "",
         )
 
     def _fetch_url(self, request: Request, canonical: str) -> tuple[str, bool]:

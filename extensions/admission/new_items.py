@@ -13,7 +13,10 @@ PRIORITY_NEW_ITEMS links new to this worker (RecentLinks.split) outside its own 
 (not its URL pattern or pattern family, not a query variant of its own path: a calendar
 day's next day, a filter page's next filter) lists items of its own: its outcome is
 "new". A filter page lists items its listing linked already; a template trap links only
-its own kind.
+its own kind. New to this worker is not new to the crawl when several workers share it:
+the copy's items go to admission marked with its lease, and it is "new" only when the
+admit script queued PRIORITY_NEW_ITEMS of them as new to the crawl (URL-seen:
+frontier/settled_acks.py); otherwise its copy outcome stands.
 
 An item is a link the admission would take (`admissible`: Admission.may_admit). A link it
 refuses never enters RecentLinks, so it is "new" on every page that carries it: a
@@ -37,22 +40,26 @@ class NewItemsConfig:
 
 
 NEW_ITEMS = Table(NewItemsConfig, Setting("PRIORITY_NEW_ITEMS", "least", int, at_least(0)))
+# A copy's outcome held back until its items settle it (frontier/settled_acks.py):
+# LISTING + the copy outcome, "new" if enough of its items were new to the crawl.
+LISTING = "listing/"
 # Outcomes a listing with new items overrides.
 COPY_OUTCOMES = frozenset(("duplicate", "copy"))
 
 
-def lists_new_items(
+def listed_items(
     page_url: str, new_links: list[str], least: int, admissible: Callable[[str], bool]
-) -> bool:
-    """`least` or more of `new_links` (new to this worker) are outside the page's own
-    family and `admissible`; False when least <= 0 (off)."""
+) -> list[str]:
+    """The page's items: those of `new_links` (new to this worker) outside the page's own
+    family and `admissible`, when there are `least` or more; else [] (and when least <= 0:
+    off)."""
     if least <= 0 or len(new_links) < least:
-        return False
+        return []
     mine = url_patterns(page_url)
     # A same-stem run's next level is its own kind too (/more/ -> /more/more2/: "more+").
     own = frozenset((mine.fine, mine.fine.replace("+", ""), *families(mine.family)))
     path = page_url.partition("#")[0].partition("?")[0]
-    items = 0
+    items = []
     for url in new_links:
         if url.partition("?")[0] == path:
             continue  # a query variant of this page: a filter, a sort, its next page
@@ -63,7 +70,10 @@ def lists_new_items(
             continue  # a path facet of the same listing
         if not admissible(url):
             continue  # a file, a closed pattern's URL, a filtered one: no page to list
-        items += 1
-        if items >= least:
-            return True
-    return False
+        items.append(url)
+    return items if len(items) >= least else []
+
+
+def listing(held: str) -> str:
+    """The outcome of a copy whose items settle its verdict (`held` if they do not)."""
+    return LISTING + held

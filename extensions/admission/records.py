@@ -55,12 +55,15 @@ TRANSIENT_META = frozenset(
         "frontier_status",
         # Names the front queue at admission (seeds, re-crawls); spent once queued.
         "frontier_priority",
-        # A sprawl candidate's link: its page's lease (admission/sprawl.py).
-        "frontier_sprawl",
+        # A link whose admission settles its page's verdict: the page's lease (SETTLES_META).
+        "frontier_settles",
         # A facet sidebar's link: counted against its path's facet cap (facet_sidebar.py).
         "frontier_facet",
     }
 )
+# A link's meta: the lease of the page whose verdict its admission settles (AdmitItem
+# .settles; transient, above). The admit reply names those leases (settled_acks.py).
+SETTLES_META = "frontier_settles"
 # Headers Scrapy's own middlewares add again when the request is re-created.
 _DERIVED_HEADERS = frozenset({b"Referer", b"Accept", b"Accept-Language", b"User-Agent"})
 # json.dumps with arguments builds a new encoder per call: one, built once, writes the
@@ -273,9 +276,10 @@ class AdmitItem(NamedTuple):
     family: str = ""
     seed: bool = False  # a seed's (or its redirect's): the host gets the seeded budget
     number: int = -1  # its counter in its pattern (patterns.number_of), -1 for none
-    # A sprawl candidate's fresh link of its own shape: the lease id of the page that
-    # linked it (admission/sprawl.py), '' for any other link.
-    sprawl_of: str = ""
+    # The lease id of the page whose verdict waits on this link's admission (a sprawl
+    # candidate's own-shape link, a listing copy's item: frontier/settled_acks.py), ''
+    # for any other link.
+    settles: str = ""
 
     def lua(self) -> list[Any]:
         fields = [
@@ -292,6 +296,6 @@ class AdmitItem(NamedTuple):
             int(self.seed),
             self.number,
         ]
-        if self.sprawl_of:  # rare: only a sprawl candidate's links carry it
-            fields.append(self.sprawl_of)
+        if self.settles:  # rare: only a sprawl candidate's or a listing copy's links
+            fields.append(self.settles)
         return fields

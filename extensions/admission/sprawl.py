@@ -21,9 +21,9 @@ away once the menu is known, while a real page links back into its section (its
 previous page, its parent, its siblings: a few pages each) as well as to the menu.
 
 A candidate's fresh links of its own shape go to admission marked with its lease
-(SPRAWL_META); the admit script answers which pages had one of them in URL-seen already
-("settled": another worker linked it), and the page's ack then reports "new" instead of
-"sprawl" (frontier/sprawl_acks.py): a sprawl verdict uses every worker's view, not one
+(records.SETTLES_META); the admit script answers which pages had one of them in URL-seen
+already ("settled": another worker linked it), and the page's ack then reports "new"
+instead of "sprawl" (frontier/settled_acks.py): a sprawl verdict uses every worker's view, not one
 worker's cache. Trap feedback (frontier/lua/traps.lua) closes a pattern once
 PRIORITY_TRAP_SPRAWL_AFTER of its pages were sprawl and they are most of its recent pages.
 
@@ -42,9 +42,6 @@ from typing import NamedTuple
 from extensions.admission.domains import registered_domain
 from extensions.config import Setting, Table, at_least
 
-# A fresh link of a sprawl candidate: the lease id of the page that linked it (transient:
-# records.TRANSIENT_META). The admit reply lists the leases whose marked links were seen.
-SPRAWL_META = "frontier_sprawl"
 # An extension is the last segment's text after its last dot when at most this long.
 _MAX_EXTENSION = 6
 

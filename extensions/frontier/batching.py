@@ -22,7 +22,7 @@ from extensions.admission.records import RecordError
 from extensions.fetch.http_dates import w3c_time
 from extensions.frontier.background import REDIS_ERRORS
 from extensions.frontier.core import ADMIT_CHUNK
-from extensions.frontier.sprawl_acks import SprawlAcks
+from extensions.frontier.settled_acks import SettledAcks
 
 # A fetch's 'done' waits this long for its page's ack, to share its round trip: the IP
 # is held until the ack either way (report.lua) and the event carries its own time (the
@@ -62,6 +62,7 @@ class Batches:
         feeder: RecrawlFeeder | None,
         on_recrawl_due: Callable[[], None],
         clock: Callable[[], float],
+        new_items: int,
     ) -> None:
         self.frontier = frontier
         self.spider = spider
@@ -79,7 +80,8 @@ class Batches:
         self.lastmod_hints: list[tuple[str, float]] = []  # (seen key, sitemap <lastmod>)
         self.flushing: asyncio.Task[None] | None = None  # the flush loop, while it runs
         self._done_wait: asyncio.TimerHandle | None = None  # a 'done' waiting for its ack
-        self.sprawl = SprawlAcks(self.stats)  # sprawl acks settled by their links' admits
+        # Sprawl and listing acks, settled by their links' admits (PRIORITY_NEW_ITEMS).
+        self.settling = SettledAcks(self.stats, new_items)
 
     @property
     def pending(self) -> bool:
@@ -160,7 +162,7 @@ class Batches:
         if self.lastmod_hints and self.feeder is not None:
             await self._send_hints(self.feeder)
         if self.events:
-            events, self.events = self.sprawl.judged(self.events, self.admits), []
+            events, self.events = self.settling.judged(self.events, self.admits), []
             self._stop_done_wait()  # every 'done' goes now
             self.stats.inc_value("frontier/round_trips/report")
             try:
@@ -181,7 +183,7 @@ class Batches:
             self.admits[:0] = batch  # keep order; retried by the loop
             raise
         self.note(reply)
-        self.sprawl.heard(reply.extra)
+        self.settling.heard(reply.extra)
         for reason, count in (reply.extra.get("refused") or {}).items():
             self.stats.inc_value(f"frontier/rejected/{reason}", count)
         self.stats.inc_value("frontier/admitted", reply.extra.get("admitted", 0))

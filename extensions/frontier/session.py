@@ -21,6 +21,7 @@ from extensions.admission.canonical import (
     Canonicalizer,
 )
 from extensions.admission.filters import compile_block_rules
+from extensions.admission.new_items import NEW_ITEMS
 from extensions.admission.noise import noise_learned
 from extensions.admission.politeness_key import HOST_IP_KEYS
 from extensions.admission.prioritizer import Prioritizer
@@ -84,6 +85,7 @@ class SchedulerSetup:
     block_rules: list[str]  # URL_BLOCKLIST, added to the crawl's blocklist at open
     concurrency: int  # CONCURRENT_REQUESTS
     recent_links: int  # SEEN_LOCAL_CACHE: raw links remembered to drop repeats
+    new_items: int  # PRIORITY_NEW_ITEMS: a listing copy's items new to the crawl, at least
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> SchedulerSetup:
@@ -99,6 +101,7 @@ class SchedulerSetup:
             block_rules = settings.getlist("URL_BLOCKLIST")
             politeness = read(HOST_IP_KEYS, settings)
             recent = read(RECENT, settings)
+            new_items = read(NEW_ITEMS, settings).least
             compile_block_rules(block_rules)
             if settings.getbool("RECRAWL_ENABLED"):  # validated up front
                 RecrawlConfig.from_settings(settings, config.priorities)
@@ -123,6 +126,7 @@ class SchedulerSetup:
             block_rules,
             concurrency,
             recent.capacity,
+            new_items,
         )
 
 
@@ -177,6 +181,7 @@ class FrontierSession:
             feeder=opened.feeder,
             on_recrawl_due=lambda: self.leasing.wake(),  # built below
             clock=clock,
+            new_items=setup.new_items,
         )
         self.background.discard_on_close(self.batches.clear)
         self.feeding = RecrawlFeeding(

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from extensions.admission.patterns import number_of, split_url, url_patterns
-from scripts.crawlrun import CrawlResult, run_crawl, write_seeds
+from scripts.crawlrun import CrawlResult, run_crawl, start_crawl, wait_crawl, write_seeds
 from scripts.testweb import TestWeb, WebSpec
 from scripts.testweb.dealt import dealt
 from scripts.testweb.spec import HostSpec
@@ -119,6 +119,25 @@ def crawl_to_its_end(
     assert "'finish_reason': 'finished'" in result.log
     assert_real_pages_reached(web, requests)
     return web, result, requests
+
+
+def crawl_with_workers(
+    spec: WebSpec, tmp_path: Path, redis_url: str, name: str, workers: int = 2
+) -> tuple[TestWeb, list[dict[str, Any]]]:
+    """Crawl `spec` with `workers` workers on one Redis to its end; assert each ended
+    well and the real pages were reached. The web (stopped) and its page requests."""
+    with TestWeb(spec, lifetime=300) as web:
+        seeds = write_seeds(tmp_path / "seeds.txt", web.seeds)
+        settings = settings_for(web, REDIS_URL=redis_url, FRONTIER_CRAWL_NAME=name)
+        procs = [
+            start_crawl(seeds, tmp_path / f"w{i}", settings, tmp_path / f"items{i}.jsonl")
+            for i in range(workers)
+        ]
+        logs = [wait_crawl(proc, 240)[1] for proc in procs]
+        requests = page_requests(web)
+    assert [p.returncode for p in procs] == [0] * workers, "".join(g[-2000:] for g in logs)
+    assert_real_pages_reached(web, requests)
+    return web, requests
 
 
 def crawl_within_the_bar(spec: WebSpec, tmp_path: Path, max_share: float) -> list[str]:

@@ -15,16 +15,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from scripts.crawlrun import start_crawl, wait_crawl, write_seeds
 from scripts.testweb import HostSpec, TestWeb, WebSpec
 from scripts.testweb.generator import PATTERNS
 from scripts.testweb.spec import GENERATOR_STYLES
-from tests.integration.test_crawl_budget import (
-    assert_real_pages_reached,
-    crawl_to_its_end,
-    page_requests,
-    settings_for,
-)
+from tests.integration.test_crawl_budget import crawl_to_its_end, crawl_with_workers
 
 # Requests a generator space costs before its pattern closes: PRIORITY_TRAP_SPRAWL_AFTER
 # (8) sprawl pages, measured 8-9 a space; the "nav" style, whose pages also link a fixed
@@ -88,17 +82,7 @@ def test_two_workers_close_generators_without_losing_real_pages(
 ) -> None:
     """Each worker knows only the links it queued; the admit script settles a page that
     another worker's page linked too, so the sprawl verdict is the crawl's."""
-    with TestWeb(tarpit_web(), lifetime=300) as web:
-        seeds = write_seeds(tmp_path / "seeds.txt", web.seeds)
-        settings = settings_for(web, REDIS_URL=redis_url, FRONTIER_CRAWL_NAME="tarpits")
-        workers = [
-            start_crawl(seeds, tmp_path / f"w{i}", settings, tmp_path / f"items{i}.jsonl")
-            for i in range(2)
-        ]
-        logs = [wait_crawl(worker, 240)[1] for worker in workers]
-        requests = page_requests(web)
-    assert [w.returncode for w in workers] == [0, 0], logs[0][-2000:] + logs[1][-2000:]
-    assert_real_pages_reached(web, requests)
+    web, requests = crawl_with_workers(tarpit_web(), tmp_path, redis_url, "tarpits")
     counts = spaces(web, requests)
     assert_spaces_closed(counts, MAX_SPACE_REQUESTS_TWO_WORKERS, MAX_NAV_REQUESTS_TWO_WORKERS)
 

@@ -5,8 +5,8 @@
 -- A.items: list of {seen_key ('' = dont_filter), ip ('' = unresolved), host, prio (-1 =
 -- the score's bucket), rec, fine, coarse, host-wide pattern, path key (query URLs),
 -- facet key (faceted URLs), score, referrer pair key, sitemap (0/1), family, seed (0/1),
--- number (its counter in its pattern, -1 for none), and for a sprawl candidate's link
--- the lease id of its page (admission/sprawl.py)}
+-- number (its counter in its pattern, -1 for none), and for a link whose admission
+-- settles its page's verdict the page's lease id (frontier/settled_acks.py)}
 -- (AdmitItem.lua).
 -- Retries and redirects (seen_key '') bypass URL-seen and budgets.
 
@@ -66,9 +66,10 @@ end
 -- charge's argument, refilled for each new URL (charge keeps neither table).
 local item = {pt = {}}
 local admitted, duplicate, parked, refused, recrawls, probes = 0, 0, {}, {}, 0, 0
--- Sprawl candidates (lease ids) one of whose own-shape links was seen before: linked by
--- another page, so the page is not a generator's (the worker reports it as "new").
-local settled, settled_list = {}, {}
+-- Pages (lease ids) one of whose marked links was seen before: a sprawl candidate linked
+-- by another page is not a generator's (the worker reports it as "new"). And per page,
+-- its marked links queued new to the crawl: a listing copy's items (settled_acks.py).
+local settled, settled_list, fresh = {}, {}, {}
 for _, it in ipairs(A.items) do
   local seen_key, ip, host, prio, rec = it[1], it[2], it[3], it[4], it[5]
   local verdict, probe, lane = nil, false, nil
@@ -101,6 +102,8 @@ for _, it in ipairs(A.items) do
     refused[verdict] = (refused[verdict] or 0) + 1
   else
     admitted = admitted + 1
+    local page = it[17]
+    if page then fresh[page] = (fresh[page] or 0) + 1 end
     if is_recrawl(rec) then recrawls = recrawls + 1 end
     if probe then
       rec = PROBE_MARK .. rec
@@ -128,5 +131,5 @@ stat('duplicate', duplicate)
 refill()
 local out = counters()
 out.admitted, out.duplicate, out.parked, out.refused = admitted, duplicate, parked, refused
-out.settled = settled_list
+out.settled, out.fresh = settled_list, fresh
 return cjson.encode(out)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from extensions.admission.new_items import lists_new_items
+from extensions.admission.new_items import listed_items
 from extensions.admission.patterns import url_patterns
 from tests.unit.admission.golden_admission import admission
 
@@ -20,8 +20,9 @@ def ANY(url: str) -> bool:
 
 def test_a_listings_next_page_links_new_items() -> None:
     items = [f"{H}/shop/bags/item-{n}" for n in (5, 6, 7, 8)]
-    assert lists_new_items(f"{H}/shop/bags/?page=2", items, 2, ANY)
-    assert lists_new_items(f"{H}/blog/page/3/", [f"{H}/2024/05/a-post/", f"{H}/2024/04/b/"], 2, ANY)
+    menu = [f"{H}/shop/bags/?page=3", f"{H}/shop/bags/?color=red"]  # its own path's variants
+    assert listed_items(f"{H}/shop/bags/?page=2", items + menu, 2, ANY) == items
+    assert listed_items(f"{H}/blog/page/3/", [f"{H}/2024/05/a-post/", f"{H}/2024/04/b/"], 2, ANY)
 
 
 @pytest.mark.parametrize(
@@ -43,12 +44,12 @@ def test_a_listings_next_page_links_new_items() -> None:
     ],
 )
 def test_copies_linking_their_own_kind_stay_copies(page: str, new: list[str]) -> None:
-    assert not lists_new_items(H + page, [H + u for u in new], 2, ANY)
+    assert not listed_items(H + page, [H + u for u in new], 2, ANY)
 
 
 def test_off() -> None:
     items = [f"{H}/shop/bags/item-{n}" for n in (5, 6, 7, 8)]
-    assert not lists_new_items(f"{H}/shop/bags/?page=2", items, 0, ANY)
+    assert not listed_items(f"{H}/shop/bags/?page=2", items, 0, ANY)
 
 
 def test_links_the_admission_refuses_are_no_items() -> None:
@@ -56,9 +57,9 @@ def test_links_the_admission_refuses_are_no_items() -> None:
     again: new to RecentLinks each time (refused links never enter it), no items."""
     page = f"{H}/2024/05/a-post/?replytocom=4417"
     links = [f"{H}/files/a-post.pdf", f"{H}/img/a-post.jpg", f"{H}/events?month=3&year=2031"]
-    assert lists_new_items(page, links, 2, ANY)
-    assert not lists_new_items(page, links, 2, lambda url: False)
-    assert not lists_new_items(page, links, 2, lambda url: url.endswith(".pdf"))
+    assert listed_items(page, links, 2, ANY)
+    assert not listed_items(page, links, 2, lambda url: False)
+    assert not listed_items(page, links, 2, lambda url: url.endswith(".pdf"))
 
 
 def test_may_admit_answers_as_admission_would_without_redis() -> None:

@@ -1,4 +1,4 @@
-"""Generator traps, the worker's half (admission/sprawl.py, frontier/sprawl_acks.py): a
+"""Generator traps, the worker's half (admission/sprawl.py, frontier/settled_acks.py): a
 link's shape, a page's sprawl candidacy, and its ack settled by its links' admit
 replies."""
 
@@ -9,10 +9,11 @@ from scrapy.statscollectors import MemoryStatsCollector
 from scrapy.utils.test import get_crawler
 
 from extensions.admission.budgets import pattern_state
+from extensions.admission.new_items import listing
 from extensions.admission.records import AdmitItem
 from extensions.admission.sprawl import SprawlConfig, candidate_links, link_shape
 from extensions.frontier.core import DownloadEvent
-from extensions.frontier.sprawl_acks import SprawlAcks
+from extensions.frontier.settled_acks import SettledAcks
 
 H = "http://gen.test"
 CONFIG = SprawlConfig(min_links=2, menu_pages=8)
@@ -106,12 +107,12 @@ def ack(lease: str, outcome: str = "sprawl") -> DownloadEvent:
 
 
 def marked(lease: str) -> AdmitItem:
-    return AdmitItem("k", "ip", "gen.test", -1, "{}", sprawl_of=lease)
+    return AdmitItem("k", "ip", "gen.test", -1, "{}", settles=lease)
 
 
 def test_an_ack_is_settled_by_its_links_admit_reply() -> None:
     stats = MemoryStatsCollector(get_crawler())
-    acks = SprawlAcks(stats)
+    acks = SettledAcks(stats, new_items=2)
     acks.heard({"settled": ["a"]})
     events = [ack("a"), ack("b"), ack("c"), ack("d", "new")]
     judged = acks.judged(events, [marked("c")])
@@ -123,6 +124,26 @@ def test_an_ack_is_settled_by_its_links_admit_reply() -> None:
     }
     # A settled lease is used once: a page is acked once.
     assert [e.outcome for e in acks.judged([ack("a")], [])] == ["sprawl"]
+
+
+def test_a_listing_copy_is_new_when_its_items_were_new_to_the_crawl() -> None:
+    """A near copy whose links are new to this worker is a listing's next page only if
+    the crawl's URL-seen queued PRIORITY_NEW_ITEMS of its items as new (another worker
+    may have queued them): else its copy outcome, held back, stands."""
+    stats = MemoryStatsCollector(get_crawler())
+    acks = SettledAcks(stats, new_items=2)
+    acks.heard({"fresh": {"a": 2, "b": 1}})
+    acks.heard({"fresh": {"b": 1}, "settled": ["c"]})  # a page's items over two admits
+    held = ["duplicate"] * 4 + ["copy"]
+    events = [ack(lease, listing(h)) for lease, h in zip("abcde", held, strict=True)]
+    judged = acks.judged(events, [marked("d")])
+    assert [e.outcome for e in judged] == ["new", "new", "duplicate", "new", "copy"]
+    assert stats.get_stats() == {
+        "frontier/listing/new": 2,
+        "frontier/listing/copy": 2,
+        "frontier/listing/unsettled": 1,
+    }
+    assert acks.judged([ack("a", listing("copy"))], [])[0].outcome == "copy"  # used once
 
 
 def test_operators_read_a_patterns_sprawl_pages_from_its_record() -> None:

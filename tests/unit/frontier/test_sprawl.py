@@ -103,16 +103,35 @@ def test_the_admit_reply_names_pages_whose_marked_link_was_seen(make: MakeFronti
         frontier = make()
         await frontier.admit([item(GEN + "known")])
         marked = [
-            item(GEN + "known")._replace(sprawl_of="lease-a"),  # linked before: settled
-            item(GEN + "fresh-1")._replace(sprawl_of="lease-b"),
-            item(GEN + "fresh-2")._replace(sprawl_of="lease-b"),
-            item(GEN + "known")._replace(sprawl_of="lease-a"),  # named once
+            item(GEN + "known")._replace(settles="lease-a"),  # linked before: settled
+            item(GEN + "fresh-1")._replace(settles="lease-b"),
+            item(GEN + "fresh-2")._replace(settles="lease-b"),
+            item(GEN + "known")._replace(settles="lease-a"),  # named once
         ]
         reply = await frontier.admit(marked)
-        again = await frontier.admit([item(GEN + "fresh-1")._replace(sprawl_of="lease-c")])
+        again = await frontier.admit([item(GEN + "fresh-1")._replace(settles="lease-c")])
         return list(reply.extra.get("settled") or []), list(again.extra.get("settled") or [])
 
     assert run(go()) == (["lease-a"], ["lease-c"])
+
+
+def test_the_admit_reply_counts_a_pages_marked_links_new_to_the_crawl(
+    make: MakeFrontier,
+) -> None:
+    """A listing copy's items (frontier/settled_acks.py): per page, its marked links the
+    script queued as new to the crawl; a seen one is no item of its own."""
+
+    async def go() -> tuple[dict[str, int], dict[str, int]]:
+        frontier = make()
+        await frontier.admit([item(GEN + "known")])
+        marked = [item(GEN + f"item-{n}")._replace(settles="lease-a") for n in range(3)]
+        marked.append(item(GEN + "known")._replace(settles="lease-a"))
+        marked.append(item(GEN + "item-9")._replace(settles="lease-b"))
+        reply = await frontier.admit([*marked, item(GEN + "plain")])
+        none = await frontier.admit([item(GEN + "plain-2")])
+        return dict(reply.extra.get("fresh") or {}), dict(none.extra.get("fresh") or {})
+
+    assert run(go()) == ({"lease-a": 3, "lease-b": 1}, {})
 
 
 def test_sprawl_pages_spread_over_a_long_section_recount_little(make: MakeFrontier) -> None:
