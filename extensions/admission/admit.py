@@ -18,6 +18,7 @@ from extensions.admission.filters import (
     compile_block_rules,
     host_of,
 )
+from extensions.admission.memo import remember
 from extensions.admission.noise import strip_params
 from extensions.admission.patterns import (
     UrlParts,
@@ -119,6 +120,9 @@ class Admission:
     noise: dict[str, frozenset[str]] = field(default_factory=dict)
     # The last parent URL seen and its host (referrer_key).
     _parent: tuple[str, str] = field(default=("", ""), init=False, repr=False)
+    # Fine patterns of the URLs this worker admitted -> 1, or 2 once seen again (memo.py's
+    # bound): the admit script gives a shape its own pattern at its second URL (closed).
+    _shapes: dict[str, int] = field(default_factory=dict, init=False, repr=False)
 
     def priority_of(self, meta: dict[str, Any]) -> int:
         """meta['frontier_priority'] names a front queue 0 (first) .. n-1 outright;
@@ -126,18 +130,27 @@ class Admission:
         explicit = meta.get("frontier_priority")
         return -1 if explicit is None else min(max(int(explicit), 0), self.priorities - 1)
 
-    def closed(self, url: str, listed: bool = False) -> str | None:
+    def closed(self, url: str, listed: bool = False, catch_all: bool = False) -> str | None:
         """Why trap feedback refuses a queued URL (dispatch drops it unless a probe):
         pattern_closed, past_the_end (its number is past where its pattern's sequence
         was seen to end), or None. Sitemap URLs pass both a closed family and an end:
-        the site lists them as its pages (traps.lua)."""
+        the site lists them as its pages (traps.lua). The coarse pattern of a URL without
+        a query counts only when the admit script charged the URL to it (`catch_all`:
+        records.CATCH_MARK) and this worker has not seen its shape again since: a shop's
+        first product, charged to /shop/* as a shape seen once, has a pattern of its own
+        once its second is admitted, and /shop/* closed by its category pages says
+        nothing of it. A query URL's coarse pattern (host/seg/*?) holds query variants
+        only, and counts always."""
         if not self.closed_patterns and not self.ceilings:
             return None
         parts = split_url(url)
         p = url_patterns(parts)
         path = "p|" + p.path_key if p.path_key else ""
         kin = [] if listed else ["f|" + f for f in families(p.family)]
-        if not self.closed_patterns.isdisjoint((p.fine, p.coarse, path, *kin)):
+        coarse = p.coarse
+        if not coarse.endswith("?") and (not catch_all or self._shapes.get(p.fine, 0) > 1):
+            coarse = ""
+        if not self.closed_patterns.isdisjoint((p.fine, coarse, path, *kin)):
             return "pattern_closed"
         end = self.ceilings.get(p.fine)
         if end is not None and not listed and number_of(parts) > end:
@@ -197,6 +210,8 @@ class Admission:
             request, spider, keep_referer=self.keep_referer, url=fetch_url, score=score
         )
         patterns = self._pattern_fields(parts, FACET_META in meta) if filtered else NO_PATTERNS
+        if filtered:
+            self._saw_shape(patterns[0])
         return AdmitItem(
             seen_key=seen_key(canonical) if filtered else "",
             ip=ip,
@@ -213,6 +228,13 @@ class Admission:
             number=number_of(parts) if filtered else -1,
             settles=meta.get(SETTLES_META, "") if filtered else "",
         )
+
+    def _saw_shape(self, fine: str) -> None:
+        seen = self._shapes.get(fine)
+        if seen is None:
+            remember(self._shapes, fine, 1)
+        elif seen == 1:
+            self._shapes[fine] = 2
 
     def _fetch_url(self, request: Request, canonical: str) -> tuple[str, bool]:
         """(the URL the request goes out as, whether it is a same-document redirect). The

@@ -59,6 +59,8 @@ TRANSIENT_META = frozenset(
         "frontier_settles",
         # A facet sidebar's link: counted against its path's facet cap (facet_sidebar.py).
         "frontier_facet",
+        # A URL charged to its host's catch-all pattern (CATCH_MARK), while it is queued.
+        "frontier_catch_all",
     }
 )
 # A link's meta: the lease of the page whose verdict its admission settles (AdmitItem
@@ -207,6 +209,12 @@ RECRAWL_MARK = "R|"
 # PRIORITY_TRAP_PROBE_EVERY it still lets through): dispatch must not drop it.
 PROBE_MARK = "P|"
 PROBE_META = "frontier_probe"  # a decoded probe's meta flag
+# The admit script marks a URL charged to its host's catch-all pattern (a coarse or the
+# host-wide one: its shape seen once, or no room for it): only such a URL is dropped at
+# dispatch when its coarse pattern closes; a URL whose shape has its own pattern is not
+# (a shop's products beside filter pages that closed /shop/*: traps.lua charge).
+CATCH_MARK = "C|"
+CATCH_META = "frontier_catch_all"  # a decoded catch-all URL's meta flag
 
 
 def mark_recrawl(record: str, recrawl: bool) -> str:
@@ -216,13 +224,15 @@ def mark_recrawl(record: str, recrawl: bool) -> str:
 def decode_request(raw: str | bytes, spider: Spider) -> Request:
     """Rebuild the Request a record was made from (its transient meta is not in it)."""
     text = record_text(raw)
-    record = parse_record(text.removeprefix(PROBE_MARK))
+    record = parse_record(without_marks(text))
     meta = dict(record.get("meta") or {})
     meta["depth"] = record.get("d", 0)
     if "s" in record:
         meta[SCORE_META] = record["s"]
     if text.startswith(PROBE_MARK):
         meta[PROBE_META] = True
+    elif text.startswith(CATCH_MARK):
+        meta[CATCH_META] = True
     errback = record.get("eb")
     return Request(
         record["u"],
@@ -242,6 +252,12 @@ def record_text(raw: str | bytes) -> str:
     """A queued record's text (with a probe mark, if any): the re-crawl mark cut."""
     text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
     return text.removeprefix(RECRAWL_MARK)
+
+
+def without_marks(text: str) -> str:
+    """A record's text without its probe or catch-all mark (record_text cut the
+    re-crawl one)."""
+    return text.removeprefix(PROBE_MARK).removeprefix(CATCH_MARK)
 
 
 def front_entry_record(entry: str) -> str:

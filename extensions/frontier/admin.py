@@ -29,7 +29,12 @@ from typing import TYPE_CHECKING, Any, cast
 from extensions.admission.budgets import pattern_state
 from extensions.admission.filters import compile_block_rules
 from extensions.admission.politeness_key import PER_IP, PolitenessKeys, parse_key
-from extensions.admission.records import PROBE_MARK, front_entry_record, parse_record, record_text
+from extensions.admission.records import (
+    front_entry_record,
+    parse_record,
+    record_text,
+    without_marks,
+)
 from extensions.dns.cache import decode_shared
 from extensions.frontier.admin_recrawl import RecrawlVerbs
 from extensions.frontier.core import ADMIT_CHUNK
@@ -285,7 +290,7 @@ class FrontierAdmin(RecrawlVerbs):
                 for lane in range(lanes):
                     head = self.client.lindex(shard.back_queue(as_str(ip), lane), 0)
                     if head:
-                        heads.append(record_text(head).removeprefix(PROBE_MARK))
+                        heads.append(without_marks(record_text(head)))
         times = [t for t in (parse_record(h).get("t") for h in heads) if t]
         return min(times) if times else None
 

@@ -19,7 +19,7 @@ from scrapy import Request
 from extensions.admission.filters import host_of
 from extensions.admission.noise import strip_params
 from extensions.admission.prioritizer import SOURCE_META
-from extensions.admission.records import PROBE_META
+from extensions.admission.records import CATCH_META, PROBE_META
 from extensions.frontier.background import REDIS_ERRORS
 from extensions.frontier.core import DownloadEvent
 from extensions.frontier.hops import RobotsHops
@@ -86,7 +86,8 @@ class Dispatch:
             return
         listed = request.meta.get(SOURCE_META) == "sitemap"
         probe = request.meta.get(PROBE_META)
-        closed = None if probe else self.admission.closed(request.url, listed)
+        catch_all = bool(request.meta.get(CATCH_META))
+        closed = None if probe else self.admission.closed(request.url, listed, catch_all)
         if closed is not None:  # trap feedback closed its pattern, or saw its sequence end
             self.drop(request, closed)
             return

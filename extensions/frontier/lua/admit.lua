@@ -108,6 +108,8 @@ for _, it in ipairs(A.items) do
     if probe then
       rec = PROBE_MARK .. rec
       probes = probes + 1
+    elseif item.catch then
+      rec = CATCH_MARK .. rec
     end
     if ip == '' then
       redis.call('RPUSH', F.pending .. host, prio .. '|' .. (lane or '') .. '|' .. rec)

@@ -4,12 +4,13 @@
 -- discovery fetch is the head of its best non-empty lane: within an IP the best-scored
 -- URL goes first (invariant 8) at the price of one list key per lane in use, not bytes
 -- per URL.
--- Re-crawl records ("R|" + record) have their own back queue per IP, so the IP's
--- fetches can be split between them (pop_back). "P|" marks a closed pattern's probe.
+-- Re-crawl records ("R|" + record) have their own back queue per IP (pop_back splits
+-- the IP's fetches); "P|" marks a probe, "C|" a URL charged to a catch-all (traps.lua).
 -- Keys: F.bq .. ip (lane 0), F.bq .. ip .. '/' .. lane, F.rq .. ip (LPUSH, LPOP, LLEN);
 -- F.ip .. ip field rcredit; K.active (SADD on requeue); K.stats (queued, recrawl_queued,
 -- lane_<L>, lanes_counted).
 local PROBE_MARK = 'P|'
+local CATCH_MARK = 'C|'
 
 -- Discovery records per lane over all of the shard's IPs, K.stats field lane_<L>: a
 -- lane's depth in one HGET, where LLEN over every IP would not scale (100,000 IPs). A

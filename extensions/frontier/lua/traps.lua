@@ -217,8 +217,12 @@ local function charge(it)
   local host, pt = it.host, it.pt
   local state, field, t, new = OPEN, nil, nil, false
   local probe = false
+  it.catch = false
   if pt[1] ~= '' then
     field, new = resolve(host, pt, true)
+    -- Charged to a catch-all (a shape seen once, or no room): dispatch checks its coarse
+    -- pattern too (admit.lua marks the record), a URL of its own pattern not.
+    it.catch = field ~= pt[1]
     local verdict, path_t, family_t = nil, nil, nil
     verdict, t = gate(field)
     -- Born at its shape's second URL: the first one (charged to a coarser pattern) counts
@@ -278,11 +282,11 @@ local BAD = {
   new = 0, sprawl = 0, duplicate = 1, copy = 1, soft_404 = 1, not_found = 1, redirect_walk = 1,
 }
 
-local function judge(field, t)
+local function judge(field, t, held_open)
   local share = 0
   if t[2] > 0 then share = t[3] / t[2] end
   if t[7] < T.min_pages then return end
-  if share >= T.close_share then
+  if share >= T.close_share and not held_open then
     t[5], t[4] = CLOSED, 0
     redis.call('SADD', K.closed_patterns, field)
     table.insert(CHANGED.closed, field)
@@ -316,7 +320,14 @@ end
 
 -- One outcome into one pattern's record: decayed counts, then its state. `recount`: the
 -- pattern's first copy of one of its own pages, whose "new" is recounted as bad.
-local function learn(field, bad, recount, sprawl)
+-- `catch_all`: a coarse pattern without a query, or the host-wide one (resolve: shapes
+-- seen once, and every shape past the host's room). Copies and not-found pages demote
+-- it at most: it holds a shop's products beside the filter pages that spilled into it
+-- once the host's fine patterns ran out, and closing it on their copies dropped the
+-- products still queued (96 of a shop's real pages, in one crawl of 5). Sprawl closes
+-- it (a generator's pages, each its own shape, have no other pattern to close: tarpits
+-- under random directories). One an older crawl closed without sprawl reopens here.
+local function learn(field, bad, recount, sprawl, catch_all)
   local t = load_pattern(field)
   local d = 1 - 1 / T.window
   if sprawl then bad = sprawled(t) end
@@ -327,16 +338,17 @@ local function learn(field, bad, recount, sprawl)
     t[3] = math.min(t[2], 1)
   end
   t[2], t[3], t[7] = t[2] * d + 1, t[3] * d + bad, t[7] + 1
+  local held_open = catch_all and t[11] < math.max(T.sprawl_after, 1)
   if t[5] == CLOSED then
     if bad == 1 then t[4] = 0 else t[4] = t[4] + 1 end
-    if t[4] >= T.reopen_after then
+    if t[4] >= T.reopen_after or held_open then
       t[2], t[3], t[4], t[5], t[7], t[11] = 0, 0, 0, OPEN, 0, 0
       redis.call('SREM', K.closed_patterns, field)
       table.insert(CHANGED.reopened, field)
       stat('trap_reopened')
     end
   else
-    judge(field, t)
+    judge(field, t, held_open)
   end
   save_pattern(field, t)
 end
@@ -366,7 +378,9 @@ local function feedback(ev)
   local field = resolve(ev.host, ev.pt, false)
   -- A copy, or a redirect walk's hop, proves its pattern's first page was one too.
   local recount = ev.o == 'copy' or ev.o == 'redirect_walk'
-  if field then learn(field, bad, recount, sprawl) end
+  -- A coarse pattern with a query ends in '?' (patterns.py): not a catch-all of pages.
+  local catch_all = field ~= ev.pt[1] and string.sub(field or '', -1) ~= '?'
+  if field then learn(field, bad, recount, sprawl, catch_all) end
   if field and field == ev.pt[1] and ev.n then learn_number(field, ev.n, ev.o) end
   if (ev.pt[4] or '') ~= '' then learn_shared(ev.host, 'p|' .. ev.pt[4], bad, sprawl) end
   for family in string.gmatch(ev.pt[5] or '', '%S+') do

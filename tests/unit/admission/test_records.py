@@ -11,6 +11,8 @@ from scrapy import Request, Spider
 
 from extensions.admission.prioritizer import SCORE_META
 from extensions.admission.records import (
+    CATCH_MARK,
+    CATCH_META,
     PROBE_MARK,
     PROBE_META,
     RecordError,
@@ -105,6 +107,9 @@ def test_marks_wrap_a_compact_record() -> None:
     assert record_text(mark_recrawl(record, True)) == record
     back = decode_request(PROBE_MARK + record, SPIDER)
     assert back.url == "https://h.test/p" and back.meta[PROBE_META] is True
+    back = decode_request(CATCH_MARK + record, SPIDER)
+    assert back.url == "https://h.test/p" and back.meta[CATCH_META] is True
+    assert PROBE_META not in back.meta
 
 
 def test_a_record_queued_as_json_before_the_compact_format_still_decodes() -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 from extensions.admission.admit import seen_key
 from extensions.admission.patterns import number_of, split_url, url_patterns
-from extensions.admission.records import PROBE_MARK, AdmitItem
+from extensions.admission.records import AdmitItem, without_marks
 from extensions.frontier.core import DownloadEvent, Frontier
 from tests.unit.frontier import test_traps
 from tests.unit.frontier.test_traps import HOST, IP, MakeFrontier
@@ -49,7 +49,7 @@ async def crawl(frontier: Frontier, dead: set[str], dead_as: str = "soft_404") -
                 return fetched
             continue
         lease_id, record = reply.leases[0]
-        url = record.removeprefix(PROBE_MARK)[6:-2]
+        url = without_marks(record)[6:-2]
         fetched.append(url)
         p = url_patterns(url)
         outcome = dead_as if url in dead else "new"

@@ -16,7 +16,7 @@ import redis.asyncio as aioredis
 
 from extensions.admission.admit import seen_key
 from extensions.admission.patterns import url_patterns
-from extensions.admission.records import PROBE_MARK, AdmitItem
+from extensions.admission.records import AdmitItem, without_marks
 from extensions.frontier.core import DownloadEvent, Frontier
 from extensions.state.keys import FrontierKeys
 from tests.project_settings import project_frontier_config
@@ -83,7 +83,7 @@ async def fetch_all(frontier: Frontier, outcome: str | Callable[[str], str]) -> 
             clock.now += 1.0
             continue
         lease_id, record = reply.leases[0]
-        url = record.removeprefix(PROBE_MARK)[6:-2]
+        url = without_marks(record)[6:-2]
         urls.append(url)
         p = url_patterns(url)
         pt = (p.fine, p.coarse, p.host_wide, p.path_key, p.family)
@@ -231,7 +231,7 @@ def test_referring_hosts_raise_a_hosts_urls_into_a_better_lane(make: MakeFrontie
         lanes = {}
         for lane in range(frontier.config.lanes):
             for record in await frontier.redis.lrange(frontier.keys.back_queue(IP, lane), 0, -1):
-                lanes[record.decode()[6:-2]] = lane
+                lanes[without_marks(record.decode())[6:-2]] = lane
         return lanes
 
     lanes = run(go())
