@@ -16,6 +16,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from .prose import with_own_prose
 from .routes import OWN_PROSE_KINDS, TRAP_KINDS, Route
+from .shop import TRACKING_PARAM
 from .spec import SESSION_PARAMS, HostSpec, WebSpec
 
 # A path facet's marker and run: /shop/shoes/f/color-red/size-m/ names /shop/shoes/.
@@ -31,7 +32,7 @@ def decorate(
     `url` spells a path of the host."""
     if web.trap_prose and route.kind in OWN_PROSE_KINDS:
         host = urlsplit(url("/")).hostname or ""
-        body = with_own_prose(body, web.seed, host, path, web.trap_prose)
+        body = with_own_prose(body, web.seed, host, _untracked(path), web.trap_prose)
     if h is not None and h.canonical_links and body.lstrip().startswith(b"<!DOCTYPE html>"):
         target = canonical_path(h, path, route.kind)
         if target is not None:
@@ -53,3 +54,14 @@ def canonical_path(h: HostSpec, path: str, kind: str) -> str | None:
         kept = [(k, v) for k, v in parse_qsl(query, keep_blank_values=True) if k != name]
         return bare + (f"?{urlencode(kept)}" if kept else "")
     return path if kind in _SELF_KINDS else None
+
+
+def _untracked(path: str) -> str:
+    """`path` without the tracking stamps the web adds (utm_*, a shop's ref=): a stamp
+    names where the link was, and the page under it is the same page, its words too."""
+    bare, _, query = path.partition("?")
+    if not query:
+        return path
+    pairs = parse_qsl(query, keep_blank_values=True)
+    kept = [(k, v) for k, v in pairs if k != TRACKING_PARAM and not k.startswith("utm_")]
+    return bare + (f"?{urlencode(kept)}" if kept else "")

@@ -37,6 +37,8 @@ FILTERS = ("color", "size", "brand")
 VIEWS = ("grid", "list")
 PARAM_ORDER = ("color", "size", "brand", "sort", "page", "view")
 PAGE_SIZE = 4  # products per ?page=
+# The "tracking" variant's stamp: where the link was (side0, side1, ..): the same page.
+TRACKING_PARAM = "ref"
 # The "unnamed" variant's spelling of each parameter in URLs (the state keeps the above).
 UNNAMED = {"color": "tone", "size": "fit", "brand": "maker", "sort": "arrange", "page": "pg"}
 UNNAMED |= {"view": "look"}
@@ -124,8 +126,9 @@ class Shop:
         return self._listed(m.group(1), self._named(parse_qsl(query, True)))
 
     def _named(self, pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
-        """A query's filter state: utm aliases dropped, unnamed spellings read back."""
-        pairs = [(k, v) for k, v in pairs if not k.startswith("utm_")]
+        """A query's filter state: utm aliases and tracking stamps dropped (the same page),
+        unnamed spellings read back."""
+        pairs = [(k, v) for k, v in pairs if not k.startswith("utm_") and k != TRACKING_PARAM]
         if "unnamed" in self.variants:
             pairs = [(NAMED.get(k, f"_{k}"), v) for k, v in pairs]  # a real name is unknown
         return pairs
@@ -219,9 +222,9 @@ class Shop:
         # One filter state under as many URLs as sources; a "paged" listing's own pages are
         # linked clean (they are real pages).
         if "tracking" in self.variants and not self._next_page(list(target.items())):
-            pairs.append(("ref", f"side{len(source)}"))
+            pairs.append((TRACKING_PARAM, f"side{len(source)}"))
         if "paths" in self.variants:  # no query: a path segment per filter
-            path = f"/shop/{cat}/f/" + "".join(f"{k}-{v}/" for k, v in pairs if k != "ref")
+            path = f"/shop/{cat}/f/" + "".join(f"{k}-{v}/" for k, v in pairs if k != TRACKING_PARAM)
             return Link(self.url(path), path)
         if "catparam" in self.variants:
             query = urlencode([("category", cat), *pairs])

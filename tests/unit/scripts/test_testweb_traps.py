@@ -111,6 +111,9 @@ def test_trap_prose_gives_each_trap_page_words_of_its_own() -> None:
     assert own[0] != own[1]
     for host, path in [("store.test", "/shop/shoes/"), ("store.test", "/no-such-page")]:
         assert plain.respond(host, path).body == wordy.respond(host, path).body
+    # A tracking stamp (store.test's facet links carry ?ref=sideN) is the same page.
+    stamped = wordy.respond("store.test", "/shop/shoes/?color=red&ref=side1&utm_source=x")
+    assert stamped.body == wordy.respond("store.test", "/shop/shoes/?color=red").body
 
 
 def test_canonical_links_name_each_pages_canonical_url() -> None:
