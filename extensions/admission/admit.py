@@ -11,7 +11,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from extensions.admission.facet_sidebar import FACET_META
+from extensions.admission.facet_sidebar import FACET_META, filters_in
 from extensions.admission.filters import (
     BlockRules,
     UrlFilter,
@@ -123,6 +123,9 @@ class Admission:
     # Fine patterns of the URLs this worker admitted -> 1, or 2 once seen again (memo.py's
     # bound): the admit script gives a shape its own pattern at its second URL (closed).
     _shapes: dict[str, int] = field(default_factory=dict, init=False, repr=False)
+    # Path keys a facet sidebar marked links of (memo.py's bound): any filter of such a
+    # path is capped, marked or not (a filter page's move to another value).
+    _sidebar_paths: dict[str, bool] = field(default_factory=dict, init=False, repr=False)
 
     def priority_of(self, meta: dict[str, Any]) -> int:
         """meta['frontier_priority'] names a front queue 0 (first) .. n-1 outright;
@@ -174,9 +177,14 @@ class Admission:
 
     def _pattern_fields(self, parts: UrlParts, sidebar: bool) -> tuple[str, str, str, str, str]:
         fine, coarse, host_wide, path_key = pattern_strings(parts)
-        # A facet sidebar's link (facet_sidebar.py) is capped as a facet-named one is.
-        facet = path_key if sidebar or self.prioritizer.faceted(parts) else ""
-        return (fine, coarse, host_wide, path_key, facet)
+        # A facet sidebar's link (facet_sidebar.py) is capped as a facet-named one is, and
+        # so is any other filter of a path whose sidebar this worker has seen.
+        if sidebar and path_key:
+            remember(self._sidebar_paths, path_key, True)
+        faceted = sidebar or self.prioritizer.faceted(parts)
+        if not faceted and path_key in self._sidebar_paths:
+            faceted = filters_in(parts.query)
+        return (fine, coarse, host_wide, path_key, path_key if faceted else "")
 
     def item(self, request: Request, spider: Spider) -> AdmitItem:
         canonical = self.canonicalizer.canonicalize(request.url)

@@ -19,7 +19,10 @@ facet-named parameter does; the ones that refine further are facet walks (priori
 
 Never capped: sections and languages (`?category=shoes`, `?lang=fr`: url_params.py
 SECTION_PARAMS), through which a site may reach pages no other listing links, and
-paging. Left alone, as real documents or pages: a link that changes a value (`?title=B` from
+paging. A path whose sidebar a worker has seen caps its other filters too
+(`filters_in`: Admission), marked or not: a filter page's links that move to another
+value, and the same filters reached again once a tracking stamp was learned as noise.
+Left alone, as real documents or pages: a link that changes a value (`?title=B` from
 `?title=A`: MediaWiki's index.php?title=, a site's next document), one that adds several
 names at once (Joomla's `index.php?option=..&view=..&id=..`: a new query, not a
 refinement), numbers (`?pg=2`, `?id=7`: pages of a listing, items), and a page whose
@@ -81,13 +84,20 @@ def sidebar_links(page_url: str, links: list[str], config: SidebarConfig) -> fro
 
 
 def _query_refinements(base: str, query: str, links: list[str]) -> dict[str, Pair]:
-    """Per link to the page's path adding one pair to its query (stamps aside): the pair."""
+    """Per link to the page's path adding one pair to its query (stamps aside): the pair.
+    A stamp's name is left out of the page's query as well: a filter page reached as
+    `?tone=red&ref=side0` links `?tone=red&fit=m&ref=side1`, a stamp per depth."""
     head = base + "?"
     # A prefix test first: most links are to other paths and cost nothing more.
-    added = _added_pairs(_pairs(query), [u for u in links if u.startswith(head)])
-    stamps = _stamps(added.values())
-    unstamped = {url: pairs - stamps for url, pairs in added.items()}
-    return {url: next(iter(pairs)) for url, pairs in unstamped.items() if len(pairs) == 1}
+    candidates = {u: _pairs(u.partition("?")[2]) for u in links if u.startswith(head)}
+    stamped = _stamp_names(candidates.values())
+    own = frozenset(pair for pair in _pairs(query) if pair[0] not in stamped)
+    added = {}
+    for url, pairs in candidates.items():
+        kept = frozenset(pair for pair in pairs if pair[0] not in stamped)
+        if own < kept:
+            added[url] = kept - own
+    return {url: next(iter(pairs)) for url, pairs in added.items() if len(pairs) == 1}
 
 
 def _path_refinements(base: str, links: list[str]) -> dict[str, Pair]:
@@ -110,16 +120,18 @@ def _pairs(query: str) -> frozenset[Pair]:
     return frozenset(parse_qsl(query, keep_blank_values=True))
 
 
-def _added_pairs(own: frozenset[Pair], links: list[str]) -> dict[str, frozenset[Pair]]:
-    """Per link that keeps every pair of the page's query: the pairs it adds."""
-    added = {}
-    for url in links:
-        pairs = _pairs(url.partition("?")[2])
-        if own < pairs:
-            added[url] = pairs - own
-    return added
+def _stamp_names(queries: Collection[frozenset[Pair]]) -> frozenset[str]:
+    """Names that every one of two or more links to the page's path carries with one same
+    value: a stamp on each link, not a filter."""
+    if len(queries) < 2:
+        return frozenset()
+    return frozenset(name for name, _ in frozenset.intersection(*queries))
 
 
-def _stamps(added: Collection[frozenset[Pair]]) -> frozenset[Pair]:
-    """Pairs every link adds (one name, one value): a stamp on each link, not a filter."""
-    return frozenset.intersection(*added) if added else frozenset()
+def filters_in(query: str) -> bool:
+    """Whether a query on a path with a facet sidebar filters it: a pair by a word that
+    is no section, language or paging parameter (the sidebar's own rule)."""
+    return any(
+        not value.isdigit() and name.lower() not in PLACE_PARAMS
+        for name, value in parse_qsl(query, keep_blank_values=True)
+    )

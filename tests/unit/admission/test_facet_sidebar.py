@@ -50,6 +50,16 @@ def test_a_stamp_on_every_link_is_no_filter() -> None:
     assert len(sidebar("/shop/shirts/", links)) == len(UNNAMED)
 
 
+def test_a_stamp_that_changes_with_the_depth_is_no_filter_either() -> None:
+    """The page was reached as ?tone=red&ref=side0 and its links carry ref=side1: the
+    stamp is left out of its own query too, or no link would keep it (before, a shop
+    with such stamps and filter pages of their own words cost 36 requests a category)."""
+    page = "/shop/shirts/?tone=red&ref=side0"
+    links = [f"?tone=red&{q}&ref=side1" for q in ("fit=s", "fit=m", "maker=acme", "maker=nova")]
+    links += ["?tone=blue&ref=side1"]  # a move
+    assert sidebar(page, links) == sorted(f"/shop/shirts/{q}" for q in links[:4])
+
+
 def test_path_filters_under_the_listing() -> None:
     links = ["/shop/shoes/f/color-red/", "/shop/shoes/f/color-blue/", "/shop/shoes/f/size-m/"]
     links += ["/shop/shoes/f/size-l/", "/shop/shoes/f/page-2/", "/shop/shoes/nova-boot"]
@@ -105,3 +115,18 @@ def test_admission_counts_a_marked_link_against_its_paths_facet_cap() -> None:
     assert marked.patterns[4] == plain.patterns[3] == "shop.test/shop/shirts/"
     assert plain.patterns[:4] == marked.patterns[:4]
     assert marked.record == plain.record  # the mark is not stored
+
+
+def test_once_a_path_showed_a_sidebar_its_other_filters_are_capped_too() -> None:
+    """A filter page's move to another value (?tone=red -> ?tone=green) is no refinement
+    and goes unmarked; the same filters come back unmarked once a tracking stamp on the
+    sidebar's links is learned as noise. Both count against the path's cap."""
+    adm, spider = admission(), GoldenSpider()
+    base = "http://shop.test/shop/shirts/"
+    adm.item(Request(base + "?tone=red", meta={FACET_META: True}), spider)
+    moved = adm.item(Request(base + "?tone=green"), spider)
+    assert moved.patterns[4] == "shop.test/shop/shirts/"
+    for query in ("?pg=2", "?category=tees", "?lang=fr", "?id=7"):  # paging, places, numbers
+        assert adm.item(Request(base + query), spider).patterns[4] == "", query
+    other = adm.item(Request("http://shop.test/shop/bags/?tone=green"), spider)
+    assert other.patterns[4] == ""  # another path: no sidebar seen there
