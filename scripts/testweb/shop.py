@@ -162,7 +162,9 @@ class Shop:
         links += self._facet_links(cat, state, len(self._matching(cat, state)))
         links.append(Link(self.url("/"), "/"))
         title = f"{self.h.name} shop {cat}"
-        if not pairs or self._next_page(pairs):  # utm aliases are the category itself
+        # utm aliases are the category itself, and so is a query naming no filter (a view
+        # of the listing: HostSpec.alternates, which the families make of it).
+        if not state or self._next_page(pairs):
             return Route("page", title=title, links=tuple(links))
         described = ", ".join(f"{k}={v}" for k, v in pairs)
         return Route("facet", title=f"{title} ({described})", links=tuple(links))
