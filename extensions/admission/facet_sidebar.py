@@ -121,11 +121,19 @@ def _pairs(query: str) -> frozenset[Pair]:
 
 
 def _stamp_names(queries: Collection[frozenset[Pair]]) -> frozenset[str]:
-    """Names that every one of two or more links to the page's path carries with one same
-    value: a stamp on each link, not a filter."""
+    """Names that half or more of two or more links to the page's path carry, always with
+    one same value: a stamp on each link, not a filter. Half, not all: the page's other
+    links to its path (a print view, share buttons, reply links) carry none."""
     if len(queries) < 2:
         return frozenset()
-    return frozenset(name for name, _ in frozenset.intersection(*queries))
+    values: dict[str, set[str]] = defaultdict(set)
+    counts: dict[str, int] = defaultdict(int)
+    for pairs in queries:
+        for name, value in pairs:
+            values[name].add(value)
+            counts[name] += 1
+    least = max(2, (len(queries) + 1) // 2)
+    return frozenset(n for n, c in counts.items() if c >= least and len(values[n]) == 1)
 
 
 def filters_in(query: str) -> bool:

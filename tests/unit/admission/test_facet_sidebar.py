@@ -48,6 +48,9 @@ def test_sections_and_languages_are_never_capped() -> None:
 def test_a_stamp_on_every_link_is_no_filter() -> None:
     links = [q + "&ref=side0" for q in UNNAMED]
     assert len(sidebar("/shop/shirts/", links)) == len(UNNAMED)
+    # The page's views (print, share, reply links) carry no stamp: still a sidebar.
+    views = ["?print=1", "?share=twitter", "?share=email", "?replytocom=71"]
+    assert len(sidebar("/shop/shirts/", links + views)) == len(UNNAMED) + 2
 
 
 def test_a_stamp_that_changes_with_the_depth_is_no_filter_either() -> None:
