@@ -37,8 +37,10 @@ from scrapy.settings import Settings  # noqa: E402
 
 from extensions.admission.admit import Admission, url_filter_from_settings  # noqa: E402
 from extensions.admission.canonical import Canonicalizer  # noqa: E402
+from extensions.admission.new_items import NEW_ITEMS  # noqa: E402
 from extensions.admission.prioritizer import PARENT_META, SOURCE_META, Prioritizer  # noqa: E402
 from extensions.admission.recent import RecentLinks  # noqa: E402
+from extensions.config import read  # noqa: E402
 from extensions.dns.cache import DnsSettings, HostResolver  # noqa: E402
 from extensions.frontier.background import Background  # noqa: E402
 from extensions.frontier.batching import Batches  # noqa: E402
@@ -192,6 +194,7 @@ async def scheduler_path(
         feeder=None,
         on_recrawl_due=lambda: None,
         clock=time.time,
+        new_items=read(NEW_ITEMS, settings).least,
     )
     started = time.perf_counter()
     for requests in pages:
