@@ -135,7 +135,9 @@ class Shop:
 
     def _path_facets(self, m: re.Match[str], query: str) -> Route | None:
         """The "paths" variant: /shop/<cat>/f/color-red/size-m/ (a segment per filter)."""
-        pairs = [tuple(seg.split("-", 1)) for seg in m.group(2).split("/") if seg]
+        segments = [tuple(seg.split("-", 1)) for seg in m.group(2).split("/") if seg]
+        # Unnamed filters are spelled in the path as in a query (tone-red): read back.
+        pairs = self._named([(k, v) for k, v in segments])
         if "paths" not in self.variants or any(k not in PARAM_ORDER for k, _ in pairs):
             return None
         route = self._listed(m.group(1), [(k, v) for k, v in pairs] or [("page", "1")])
