@@ -13,7 +13,9 @@ PRIORITY_NEW_ITEMS links new to this worker (RecentLinks.split) outside its own 
 (not its URL pattern or pattern family, not a query variant of its own path: a calendar
 day's next day, a filter page's next filter) lists items of its own: its outcome is
 "new". A filter page lists items its listing linked already; a template trap links only
-its own kind. New to this worker is not new to the crawl when several workers share it:
+its own kind, and a filter page written in the path (`/f/tone-red/`, names of the site's
+own) links further filters under its base (`/f/maker-acme/tone-red/`): none of those is
+an item. New to this worker is not new to the crawl when several workers share it:
 the copy's items go to admission marked with its lease, and it is "new" only when the
 admit script queued PRIORITY_NEW_ITEMS of them as new to the crawl (URL-seen:
 frontier/settled_acks.py); otherwise its copy outcome stands.
@@ -27,6 +29,7 @@ fetched (bench_traps --alternates, bench/README "Alternate views").
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -45,6 +48,9 @@ NEW_ITEMS = Table(NewItemsConfig, Setting("PRIORITY_NEW_ITEMS", "least", int, at
 LISTING = "listing/"
 # Outcomes a listing with new items overrides.
 COPY_OUTCOMES = frozenset(("duplicate", "copy"))
+# A path segment spelled as a filter, whatever its name (path_facets.py knows names): a
+# name, a separator, a short value ("tone-red", "fit_m", "maker:acme").
+_PAIR = re.compile(r"([A-Za-z]{1,16})[-_:=~][A-Za-z0-9]{1,24}")
 
 
 def listed_items(
@@ -59,10 +65,16 @@ def listed_items(
     # A same-stem run's next level is its own kind too (/more/ -> /more/more2/: "more+").
     own = frozenset((mine.fine, mine.fine.replace("+", ""), *families(mine.family)))
     path = page_url.partition("#")[0].partition("?")[0]
+    # A page whose path ends in name-value pairs (/f/tone-red/) is a filter of its base;
+    # a link under that base with those names and more is a further filter, not an item.
+    run = _pair_run(path)
     items = []
     for url in new_links:
-        if url.partition("?")[0] == path:
+        bare = url.partition("?")[0]
+        if bare == path:
             continue  # a query variant of this page: a filter, a sort, its next page
+        if run[1] and _refines(_pair_run(bare), run):
+            continue  # a deeper filter of this filter page (names of the site's own)
         p = url_patterns(url)
         if p.fine.replace("+", "") in own or not own.isdisjoint(families(p.family)):
             continue  # its own kind: a calendar's next day, a template's next level
@@ -72,6 +84,22 @@ def listed_items(
             continue  # a file, a closed pattern's URL, a filtered one: no page to list
         items.append(url)
     return items if len(items) >= least else []
+
+
+def _pair_run(path: str) -> tuple[str, frozenset[str]]:
+    """(the path before its trailing name-value segments, their names)."""
+    segments = path.rstrip("/").split("/")
+    names = []
+    while len(segments) > 1 and (m := _PAIR.fullmatch(segments[-1])) is not None:
+        names.append(m.group(1).lower())
+        segments.pop()
+    return "/".join(segments), frozenset(names)
+
+
+def _refines(link: tuple[str, frozenset[str]], page: tuple[str, frozenset[str]]) -> bool:
+    """A link's pair run refines the page's: the same base, the page's names and more (a
+    product slug that reads as a pair, "alpha-tee", has names of its own)."""
+    return link[0] == page[0] and link[1] > page[1]
 
 
 def listing(held: str) -> str:

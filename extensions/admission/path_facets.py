@@ -72,6 +72,16 @@ def _facet_run(path: str) -> FacetRun:
     return FacetRun(base, tuple(sorted(set(names))), len(names))
 
 
+def pair_segments(path: str) -> int:
+    """How many trailing segments of `path` are spelled as name-value pairs, whatever
+    the names ("tone-red/fit-m/"; a slug such as "getting-started" reads as one too)."""
+    segments = path.rstrip("/").split("/")
+    n = 0
+    while n < len(segments) - 1 and _SEGMENT.fullmatch(segments[-1 - n]) is not None:
+        n += 1
+    return n
+
+
 def filter_segment(segment: str) -> tuple[str, str] | None:
     """(name, value) of a path segment that is a filter ("color-red"; not paging's
     "page-2"), else None."""

@@ -70,3 +70,20 @@ def test_may_admit_answers_as_admission_would_without_redis() -> None:
     adm.closed_patterns = frozenset({url_patterns("http://h.test/events?month=3").fine})
     assert not adm.may_admit("http://h.test/events?month=4")  # trap feedback closed it
     assert adm.may_admit("http://h.test/events")
+
+
+def test_a_path_filter_pages_deeper_filters_are_no_items() -> None:
+    """Filters written as path segments under names of the site's own: each filter page
+    links the next filters one segment below it, all new. Before, 337 of a shop's filter
+    copies read as listings with items and its filters never closed (2,895 requests)."""
+    page = f"{H}/shop/shirts/f/tone-red/"
+    deeper = [f"{H}/shop/shirts/f/tone-red/{q}/" for q in ("maker-acme", "maker-nova", "pg-2")]
+    deeper.append(f"{H}/shop/shirts/f/fit-m/tone-red/")  # filters in the site's order
+    assert listed_items(page, deeper, 2, ANY) == []
+    products = [f"{H}/shop/shirts/alpha-tee", f"{H}/shop/shirts/beta-tee"]
+    assert listed_items(page, deeper + products, 2, ANY) == products
+    # A real page whose slug reads as a pair (/docs/getting-started/) reads as a filter
+    # too: a near copy of it lists no items by such children (they are still followed,
+    # and judged when fetched; only the copy's own verdict stays a copy).
+    guide = [f"{H}/docs/getting-started/install-linux/", f"{H}/docs/getting-started/first-run/"]
+    assert listed_items(f"{H}/docs/getting-started/", guide, 2, ANY) == []
