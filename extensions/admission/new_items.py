@@ -29,10 +29,10 @@ fetched (bench_traps --alternates, bench/README "Alternate views").
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from extensions.admission.path_facets import pair_run
 from extensions.admission.patterns import families, url_patterns
 from extensions.config import Setting, Table, at_least
 
@@ -48,9 +48,6 @@ NEW_ITEMS = Table(NewItemsConfig, Setting("PRIORITY_NEW_ITEMS", "least", int, at
 LISTING = "listing/"
 # Outcomes a listing with new items overrides.
 COPY_OUTCOMES = frozenset(("duplicate", "copy"))
-# A path segment spelled as a filter, whatever its name (path_facets.py knows names): a
-# name, a separator, a short value ("tone-red", "fit_m", "maker:acme").
-_PAIR = re.compile(r"([A-Za-z]{1,16})[-_:=~][A-Za-z0-9]{1,24}")
 
 
 def listed_items(
@@ -67,13 +64,13 @@ def listed_items(
     path = page_url.partition("#")[0].partition("?")[0]
     # A page whose path ends in name-value pairs (/f/tone-red/) is a filter of its base;
     # a link under that base with those names and more is a further filter, not an item.
-    run = _pair_run(path)
+    run = pair_run(path)
     items = []
     for url in new_links:
         bare = url.partition("?")[0]
         if bare == path:
             continue  # a query variant of this page: a filter, a sort, its next page
-        if run[1] and _refines(_pair_run(bare), run):
+        if run[1] and _refines(pair_run(bare), run):
             continue  # a deeper filter of this filter page (names of the site's own)
         p = url_patterns(url)
         if p.fine.replace("+", "") in own or not own.isdisjoint(families(p.family)):
@@ -86,20 +83,11 @@ def listed_items(
     return items if len(items) >= least else []
 
 
-def _pair_run(path: str) -> tuple[str, frozenset[str]]:
-    """(the path before its trailing name-value segments, their names)."""
-    segments = path.rstrip("/").split("/")
-    names = []
-    while len(segments) > 1 and (m := _PAIR.fullmatch(segments[-1])) is not None:
-        names.append(m.group(1).lower())
-        segments.pop()
-    return "/".join(segments), frozenset(names)
-
-
-def _refines(link: tuple[str, frozenset[str]], page: tuple[str, frozenset[str]]) -> bool:
-    """A link's pair run refines the page's: the same base, the page's names and more (a
-    product slug that reads as a pair, "alpha-tee", has names of its own)."""
-    return link[0] == page[0] and link[1] > page[1]
+def _refines(link: tuple[str, tuple[str, ...]], page: tuple[str, tuple[str, ...]]) -> bool:
+    """A link's pair run (path_facets.pair_run) refines the page's: the same base, the
+    page's names and more (a product slug that reads as a pair, "alpha-tee", has names of
+    its own)."""
+    return link[0] == page[0] and set(link[1]) > set(page[1])
 
 
 def listing(held: str) -> str:

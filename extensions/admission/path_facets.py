@@ -72,14 +72,21 @@ def _facet_run(path: str) -> FacetRun:
     return FacetRun(base, tuple(sorted(set(names))), len(names))
 
 
-def pair_segments(path: str) -> int:
-    """How many trailing segments of `path` are spelled as name-value pairs, whatever
-    the names ("tone-red/fit-m/"; a slug such as "getting-started" reads as one too)."""
+def pair_run(path: str) -> tuple[str, tuple[str, ...]]:
+    """(the path before its trailing segments spelled as name-value pairs, their names
+    lower-cased, last first), whatever the names ("tone-red/fit-m/"; a slug such as
+    "getting-started" reads as one too)."""
     segments = path.rstrip("/").split("/")
-    n = 0
-    while n < len(segments) - 1 and _SEGMENT.fullmatch(segments[-1 - n]) is not None:
-        n += 1
-    return n
+    names: list[str] = []
+    while len(segments) > 1 and (m := _SEGMENT.fullmatch(segments[-1])) is not None:
+        names.append(m.group(1).lower())
+        segments.pop()
+    return "/".join(segments), tuple(names)
+
+
+def pair_segments(path: str) -> int:
+    """How many trailing segments of `path` are spelled as name-value pairs (pair_run)."""
+    return len(pair_run(path)[1])
 
 
 def filter_segment(segment: str) -> tuple[str, str] | None:
