@@ -164,13 +164,8 @@ class Admission:
         """Whether `url` could enter the frontier as far as this worker knows without
         Redis: it canonicalizes, passes the filters, the block rules and a cached robots
         verdict (no depth guard: no request yet), and trap feedback has not closed it."""
-        canonical = self.canonicalizer.canonicalize(url)
-        if canonical is None:
-            return False
-        if self.noise:
-            canonical = strip_params(canonical, self.noise)
         try:
-            self._check(canonical, split_canonical(canonical), 0)
+            canonical, _ = self._checked(url, 0)
         except Rejected:
             return False
         return self.closed(canonical) is None
@@ -187,15 +182,8 @@ class Admission:
         return (fine, coarse, host_wide, path_key, path_key if faceted else "")
 
     def item(self, request: Request, spider: Spider) -> AdmitItem:
-        canonical = self.canonicalizer.canonicalize(request.url)
-        if canonical is None:
-            raise Rejected("uncanonical")
-        if self.noise:  # learned noise parameters are rare: no call without any
-            canonical = strip_params(canonical, self.noise)
-        # Split once: the filters, the prioritizer and the patterns share it.
-        parts = split_canonical(canonical)
         meta = request.meta
-        self._check(canonical, parts, meta.get("depth", 0))
+        canonical, parts = self._checked(request.url, meta.get("depth", 0))
         if self.prioritizer.ends_redirect_walk(canonical, meta.get(CHAIN_META)):
             raise Rejected("redirect_walk")
         host = parts.host
@@ -281,6 +269,19 @@ class Admission:
         if hops > SAME_DOCUMENT_HOPS:
             raise Rejected("redirect_loop")
         return hops > 0
+
+    def _checked(self, url: str, depth: int) -> tuple[str, UrlParts]:
+        """`url` canonical (learned noise parameters dropped) and split, past the filters,
+        the block rules and a cached robots verdict (item and may_admit); Rejected else."""
+        canonical = self.canonicalizer.canonicalize(url)
+        if canonical is None:
+            raise Rejected("uncanonical")
+        if self.noise:  # learned noise parameters are rare: no call without any
+            canonical = strip_params(canonical, self.noise)
+        # Split once: the filters, the prioritizer and the patterns share it.
+        parts = split_canonical(canonical)
+        self._check(canonical, parts, depth)
+        return canonical, parts
 
     def _check(self, canonical: str, parts: UrlParts, depth: int) -> None:
         """Rejected by the URL filters, the block rules or a cached robots verdict."""

@@ -76,11 +76,7 @@ def sidebar_links(page_url: str, links: list[str], config: SidebarConfig) -> fro
         return frozenset()
     # Then every refinement by a word is one of its filters, a name with one value too;
     # but not a section or a language, nor paging.
-    return frozenset(
-        url
-        for url, (name, value) in single.items()
-        if not value.isdigit() and name.lower() not in PLACE_PARAMS
-    )
+    return frozenset(url for url, (name, value) in single.items() if _filters(name, value))
 
 
 def _query_refinements(base: str, query: str, links: list[str]) -> dict[str, Pair]:
@@ -139,7 +135,9 @@ def _stamp_names(queries: Collection[frozenset[Pair]]) -> frozenset[str]:
 def filters_in(query: str) -> bool:
     """Whether a query on a path with a facet sidebar filters it: a pair by a word that
     is no section, language or paging parameter (the sidebar's own rule)."""
-    return any(
-        not value.isdigit() and name.lower() not in PLACE_PARAMS
-        for name, value in parse_qsl(query, keep_blank_values=True)
-    )
+    return any(_filters(name, value) for name, value in parse_qsl(query, keep_blank_values=True))
+
+
+def _filters(name: str, value: str) -> bool:
+    """A pair a sidebar caps: by a word, not a section, language or paging parameter."""
+    return not value.isdigit() and name.lower() not in PLACE_PARAMS

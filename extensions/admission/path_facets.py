@@ -84,11 +84,6 @@ def pair_run(path: str) -> tuple[str, tuple[str, ...]]:
     return "/".join(segments), tuple(names)
 
 
-def pair_segments(path: str) -> int:
-    """How many trailing segments of `path` are spelled as name-value pairs (pair_run)."""
-    return len(pair_run(path)[1])
-
-
 def filter_segment(segment: str) -> tuple[str, str] | None:
     """(name, value) of a path segment that is a filter ("color-red"; not paging's
     "page-2"), else None."""

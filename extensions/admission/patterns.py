@@ -25,7 +25,7 @@ from typing import NamedTuple
 from extensions.admission.domains import registered_domain
 from extensions.admission.filters import split_absolute
 from extensions.admission.memo import recall, remember
-from extensions.admission.path_facets import facet_run, marker, pair_segments
+from extensions.admission.path_facets import facet_run, marker, pair_run
 
 _DIGITS = re.compile(r"[0-9]+")
 _NUMBER = re.compile(r"[0-9]{1,15}")  # a counter Lua holds exactly (a double)
@@ -85,26 +85,27 @@ def _template(path: str) -> tuple[str, str, str]:
     if out.count("<N>") >= 2:
         out = _tokens(out)
     run = facet_run(out)
-    if run.segments and pair_segments(out) <= run.segments:
+    pairs = pair_run(out)
+    if run.segments and len(pairs[1]) <= run.segments:
         base = _merge_runs(run.base)
         template = base + marker(run) + ("/" if out.endswith("/") else "")
     else:
-        base, template = "", _merge_runs(_pair_run(out))
+        base, template = "", _merge_runs(_pair_run(out, pairs))
     first = template.split("/", 2)[1] if "/" in template else ""
     return remember(_TEMPLATES, key, (template, first, base))
 
 
-def _pair_run(out: str) -> str:
+def _pair_run(out: str, pairs: tuple[str, tuple[str, ...]]) -> str:
     """`out` with a trailing run of two or more name-value segments as <P>
     (`/shop/shoes/f/tone-red/fit-m/` -> `/shop/shoes/f/<P>/`): filters in the path under
     names of a site's own (or mixed with known ones: a longer run than facet_run's), each
     combination its own path, are one pattern past their first level, which trap feedback
-    judges by content (real pages whose slugs read as pairs stay open by being new)."""
-    n = pair_segments(out)
-    if n < 2:
+    judges by content (real pages whose slugs read as pairs stay open by being new).
+    `pairs`: path_facets.pair_run(out)."""
+    base, names = pairs
+    if len(names) < 2:
         return out
-    trailing = "/" if out.endswith("/") else ""
-    return "/".join(out.rstrip("/").split("/")[:-n]) + "/<P>" + trailing
+    return base + "/<P>" + ("/" if out.endswith("/") else "")
 
 
 def _tokens(out: str) -> str:

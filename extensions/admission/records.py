@@ -209,8 +209,9 @@ RECRAWL_MARK = "R|"
 # PRIORITY_TRAP_PROBE_EVERY it still lets through): dispatch must not drop it.
 PROBE_MARK = "P|"
 PROBE_META = "frontier_probe"  # a decoded probe's meta flag
-# The admit script marks a URL charged to its host's catch-all pattern (a coarse or the
-# host-wide one: its shape seen once, or no room for it): only such a URL is dropped at
+# The admit script marks a URL charged to its host's catch-all pattern (the coarse one of a
+# URL without a query, or the host-wide one: its shape seen once, or no room for it, as
+# traps.lua `catch_all` reads it): only such a URL is dropped at
 # dispatch when its coarse pattern closes; a URL whose shape has its own pattern is not
 # (a shop's products beside filter pages that closed /shop/*: traps.lua charge).
 CATCH_MARK = "C|"

@@ -86,7 +86,9 @@ class SettledAcks:
         seen, fresh = lease in self._settled, self._fresh.pop(lease, 0)
         self._settled.discard(lease)
         kind = "sprawl" if outcome == "sprawl" else "listing"
-        if seen if kind == "sprawl" else fresh >= self.new_items:
+        # A sprawl page another page linked into; a copy with enough items new to the crawl.
+        settled = seen if kind == "sprawl" else fresh >= self.new_items
+        if settled:
             verdict = "settled" if kind == "sprawl" else "new"
         elif lease in unsent:
             verdict = "unsettled"

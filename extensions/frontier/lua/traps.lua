@@ -85,6 +85,13 @@ local function resolve(host, pt, create)
   return nil, false
 end
 
+-- A field resolve gave a URL of fine pattern `fine`: a catch-all of a host's pages when
+-- it is the coarse pattern of a URL without a query or the host-wide one (a coarse
+-- pattern with a query ends in '?', patterns.py: it holds query variants only).
+local function catch_all(field, fine)
+  return field ~= fine and string.sub(field, -1) ~= '?'
+end
+
 local function held_by(host)
   incr(K.trap_hosts, host, 1)
 end
@@ -222,7 +229,7 @@ local function charge(it)
     field, new = resolve(host, pt, true)
     -- Charged to a catch-all (a shape seen once, or no room): dispatch checks its coarse
     -- pattern too (admit.lua marks the record), a URL of its own pattern not.
-    it.catch = field ~= pt[1]
+    it.catch = catch_all(field, pt[1])
     local verdict, path_t, family_t = nil, nil, nil
     verdict, t = gate(field)
     -- Born at its shape's second URL: the first one (charged to a coarser pattern) counts
@@ -378,9 +385,7 @@ local function feedback(ev)
   local field = resolve(ev.host, ev.pt, false)
   -- A copy, or a redirect walk's hop, proves its pattern's first page was one too.
   local recount = ev.o == 'copy' or ev.o == 'redirect_walk'
-  -- A coarse pattern with a query ends in '?' (patterns.py): not a catch-all of pages.
-  local catch_all = field ~= ev.pt[1] and string.sub(field or '', -1) ~= '?'
-  if field then learn(field, bad, recount, sprawl, catch_all) end
+  if field then learn(field, bad, recount, sprawl, catch_all(field, ev.pt[1])) end
   if field and field == ev.pt[1] and ev.n then learn_number(field, ev.n, ev.o) end
   if (ev.pt[4] or '') ~= '' then learn_shared(ev.host, 'p|' .. ev.pt[4], bad, sprawl) end
   for family in string.gmatch(ev.pt[5] or '', '%S+') do
