@@ -8,7 +8,9 @@ products) are all linked without a query, so a crawler that closes the facet pat
 no real page. Variants (HostSpec.facet_variants): "shuffled" parameter order per link, a
 "tracking" ref= parameter, an unknown "view" parameter, "slugs" for product names,
 "unnamed" parameter names no crawler's list of facet names holds (?tone=&fit=&maker=),
-"paths" a path segment per filter and no query (/shop/shoes/f/color-red/size-m/),
+"paths" a path segment per filter and no query (/shop/shoes/f/color-red/size-m/), "bare"
+the same without the marker directory (/shop/shoes/color-red/size-m/: the filters'
+first level reads as the category's subsections),
 "catparam" categories as a parameter of the shop's own path (/shop/?category=shoes, its
 filters /shop/?category=shoes&color=red): real listings and their filter pages share a
 path, and the products are reached only through the category listings; "paged" listings
@@ -71,7 +73,8 @@ class Shop:
             (r"/shop/", self._shop),
             (r"/shop/([a-z]+)/", self._category),
             (r"/shop/([a-z]+)/([a-z0-9-]+)", self._product),
-            (r"/shop/([a-z]+)/f/((?:[a-z]+-[a-z0-9]+/)+)", self._path_facets),
+            (r"/shop/([a-z]+)/f/((?:[a-z]+-[a-z0-9]+/)+)", self._marked_path_facets),
+            (r"/shop/([a-z]+)/((?:[a-z]+-[a-z0-9]+/)+)", self._bare_path_facets),
         ]
 
     def entries(self) -> list[str]:
@@ -133,8 +136,15 @@ class Shop:
             pairs = [(NAMED.get(k, f"_{k}"), v) for k, v in pairs]  # a real name is unknown
         return pairs
 
+    def _marked_path_facets(self, m: re.Match[str], query: str) -> Route | None:
+        return None if "bare" in self.variants else self._path_facets(m, query)
+
+    def _bare_path_facets(self, m: re.Match[str], query: str) -> Route | None:
+        return self._path_facets(m, query) if "bare" in self.variants else None
+
     def _path_facets(self, m: re.Match[str], query: str) -> Route | None:
-        """The "paths" variant: /shop/<cat>/f/color-red/size-m/ (a segment per filter)."""
+        """The "paths" variant: /shop/<cat>/f/color-red/size-m/ (a segment per filter), or
+        with "bare" /shop/<cat>/color-red/size-m/."""
         segments = [tuple(seg.split("-", 1)) for seg in m.group(2).split("/") if seg]
         # Unnamed filters are spelled in the path as in a query (tone-red): read back.
         pairs = self._named([(k, v) for k, v in segments])
@@ -178,6 +188,10 @@ class Shop:
         return pairs[0][1].isdigit() and int(pairs[0][1]) >= 2
 
     # ---- facets --------------------------------------------------------------------
+    def _marker(self) -> str:
+        """The directory between a category and its path filters."""
+        return "" if "bare" in self.variants else "f/"
+
     def _attribute(self, cat: str, n: int, facet: str) -> str:
         i = self.categories.index(cat)
         values = FACETS[facet]
@@ -228,7 +242,8 @@ class Shop:
         if "tracking" in self.variants and not self._next_page(list(target.items())):
             pairs.append((TRACKING_PARAM, f"side{len(source)}"))
         if "paths" in self.variants:  # no query: a path segment per filter
-            path = f"/shop/{cat}/f/" + "".join(f"{k}-{v}/" for k, v in pairs if k != TRACKING_PARAM)
+            run = "".join(f"{k}-{v}/" for k, v in pairs if k != TRACKING_PARAM)
+            path = f"/shop/{cat}/{self._marker()}{run}"
             return Link(self.url(path), path)
         if "catparam" in self.variants:
             query = urlencode([("category", cat), *pairs])

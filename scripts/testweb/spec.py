@@ -21,7 +21,7 @@ DEFAULT_BASE_IP = "127.0.10.1"
 StatusOverride = tuple[int, dict[str, str], int | None]
 
 FACET_VARIANTS = ("shuffled", "tracking", "view", "slugs", "unnamed", "paths")
-FACET_NAMED = (*FACET_VARIANTS, "catparam", "paged")  # by name only, as "chatty" below
+FACET_NAMED = (*FACET_VARIANTS, "catparam", "paged", "bare")  # by name only, as "chatty" below
 # Dealt at random (dealt.py); "chatty" came later and is asked for by name only, so the
 # webs dealt before it stay the same.
 SOFT404_STYLES = ("links", "short", "themed", "redirect", "home")
