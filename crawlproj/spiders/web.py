@@ -159,7 +159,7 @@ class WebSpider(scrapy.Spider):
             if request is not None:
                 yield request
 
-    def sidebar_links(self, page_url: str, links: list[str]) -> frozenset[str]:
+    def sidebar_links(self, page_url: str, links: list[str]) -> dict[str, str]:
         """The page's facet sidebar links (admission/facet_sidebar.py), counted."""
         sidebar = sidebar_links(page_url, links, self.facet_sidebar)
         if sidebar:
@@ -340,13 +340,13 @@ class WebSpider(scrapy.Spider):
 
 
 def link_meta(
-    url: str, own: frozenset[str], sidebar: frozenset[str], lease: str | None
+    url: str, own: frozenset[str], sidebar: dict[str, str], lease: str | None
 ) -> dict[str, Any] | None:
     """A followed link's marks: its page's lease (a sprawl candidate's own-shape link, a
-    listing copy's item), a facet sidebar's flag."""
+    listing copy's item), a facet sidebar's filter name."""
     if url not in own and url not in sidebar:
         return None
-    meta: dict[str, Any] = {FACET_META: True} if url in sidebar else {}
+    meta: dict[str, Any] = {FACET_META: sidebar[url]} if url in sidebar else {}
     if url in own:
         meta[SETTLES_META] = lease
     return meta

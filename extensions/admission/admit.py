@@ -11,7 +11,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from extensions.admission.facet_sidebar import FACET_META, filters_in
+from extensions.admission.facet_sidebar import FACET_META, filters_in, run_filters
 from extensions.admission.filters import (
     BlockRules,
     UrlFilter,
@@ -20,6 +20,7 @@ from extensions.admission.filters import (
 )
 from extensions.admission.memo import remember
 from extensions.admission.noise import strip_params
+from extensions.admission.path_facets import may_pair, pair_segments
 from extensions.admission.patterns import (
     UrlParts,
     families,
@@ -126,6 +127,9 @@ class Admission:
     # Path keys a facet sidebar marked links of (memo.py's bound): any filter of such a
     # path is capped, marked or not (a filter page's move to another value).
     _sidebar_paths: dict[str, bool] = field(default_factory=dict, init=False, repr=False)
+    # The same for filters in the path under a site's own names: host + the path before
+    # them -> the filter names its sidebars added (memo.py's bound).
+    _sidebar_runs: dict[str, frozenset[str]] = field(default_factory=dict, init=False, repr=False)
 
     def priority_of(self, meta: dict[str, Any]) -> int:
         """meta['frontier_priority'] names a front queue 0 (first) .. n-1 outright;
@@ -170,16 +174,40 @@ class Admission:
             return False
         return self.closed(canonical) is None
 
-    def _pattern_fields(self, parts: UrlParts, sidebar: bool) -> tuple[str, str, str, str, str]:
+    def _pattern_fields(self, parts: UrlParts, sidebar: str) -> tuple[str, str, str, str, str]:
+        """The URL's patterns (fine, coarse, host-wide, path key) and its facet key: the
+        path key when the facet cap counts it ('' when not). `sidebar`: the filter name
+        a facet sidebar marked the link with (facet_sidebar.py), or ''."""
         fine, coarse, host_wide, path_key = pattern_strings(parts)
+        if not parts.query:
+            key = self._run_facet_key(parts, sidebar) if sidebar or self._sidebar_runs else ""
+            if not key and path_key and self.prioritizer.faceted(parts):
+                key = path_key  # two filter segments by known names (path_facets.py)
+            return (fine, coarse, host_wide, path_key, key)
         # A facet sidebar's link (facet_sidebar.py) is capped as a facet-named one is, and
         # so is any other filter of a path whose sidebar this worker has seen.
         if sidebar and path_key:
             remember(self._sidebar_paths, path_key, True)
-        faceted = sidebar or self.prioritizer.faceted(parts)
+        faceted = bool(sidebar) or self.prioritizer.faceted(parts)
         if not faceted and path_key in self._sidebar_paths:
             faceted = filters_in(parts.query)
         return (fine, coarse, host_wide, path_key, path_key if faceted else "")
+
+    def _run_facet_key(self, parts: UrlParts, sidebar: str) -> str:
+        """The facet key of a path ending in name-value segments of a site's own names
+        (/shop/shoes/f/tone-red/fit-m/): its host and the path before them, when a sidebar
+        marked it or when one of its pairs is a filter a sidebar of that base added (the
+        moves between a filter's values, the same filters in another order); '' for a
+        path that is not one of those (a category /shop/mens-jackets/ beside them)."""
+        if not may_pair(parts.path):
+            return ""
+        run_base, pairs = pair_segments(parts.path)
+        key = f"{parts.host}{run_base}/"
+        names = self._sidebar_runs.get(key, frozenset())
+        if sidebar:
+            remember(self._sidebar_runs, key, names | {sidebar})
+            return key
+        return key if run_filters(pairs, names) else ""
 
     def item(self, request: Request, spider: Spider) -> AdmitItem:
         meta = request.meta
@@ -205,7 +233,8 @@ class Admission:
         record = encode_request(
             request, spider, keep_referer=self.keep_referer, url=fetch_url, score=score
         )
-        patterns = self._pattern_fields(parts, FACET_META in meta) if filtered else NO_PATTERNS
+        sidebar = meta.get(FACET_META) or ""
+        patterns = self._pattern_fields(parts, sidebar) if filtered else NO_PATTERNS
         if filtered:
             self._saw_shape(patterns[0])
         return AdmitItem(

@@ -17,6 +17,16 @@ names come with two values or more, not all of them numbers. Its refinements by 
 (not a number) go to admission marked (FACET_META) and count against PRIORITY_FACET_MAX, as a
 facet-named parameter does; the ones that refine further are facet walks (prioritizer).
 
+Filters in the path under a site's own names (/shop/shoes/f/tone-red/fit-m/) read like
+a manual's nested slugs (/guide/getting-started/install-linux/), so a path sidebar
+needs more: a filter page's **run refinements** (links under the same base whose trailing
+name-value segments are the page's and one more, in any order) count only when the page
+also moves its run's value to two other words or more (/f/tone-blue/, /f/tone-green/),
+judged apart from its query links; then all of them are its filters, its own paging
+too. Admission caps them by the path before the run, and learns the names they add: a
+URL there with a pair under one of those names is capped marked or not (a category
+/shop/mens-jackets/ beside /shop/mens-shoes/tone-red/ is not).
+
 Never capped: sections and languages (`?category=shoes`, `?lang=fr`: url_params.py
 SECTION_PARAMS), through which a site may reach pages no other listing links, and
 paging. A path whose sidebar a worker has seen caps its other filters too
@@ -36,12 +46,12 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from urllib.parse import parse_qsl
 
-from extensions.admission.path_facets import filter_segment
+from extensions.admission.path_facets import filter_segment, pair_segments
 from extensions.admission.url_params import PLACE_PARAMS
 from extensions.config import Setting, Table, at_least
 
-# A facet sidebar's link (transient: records.TRANSIENT_META): admission counts it
-# against the facet cap of its path.
+# A facet sidebar's link (transient: records.TRANSIENT_META), its value the filter name
+# the link adds: admission counts it against the facet cap of its path.
 FACET_META = "frontier_facet"
 
 Pair = tuple[str, str]
@@ -58,25 +68,39 @@ SIDEBAR = Table(
 )
 
 
-def sidebar_links(page_url: str, links: list[str], config: SidebarConfig) -> frozenset[str]:
-    """The page's refinements under its facet sidebar's names; empty without a sidebar."""
+def sidebar_links(page_url: str, links: list[str], config: SidebarConfig) -> dict[str, str]:
+    """The page's refinements under its facet sidebar's names, each with the filter name
+    it adds; empty without a sidebar."""
     if config.names <= 0:
-        return frozenset()
+        return {}
     base, _, query = page_url.partition("#")[0].partition("?")
     single = _query_refinements(base, query, links)
     if not query:
         single.update(_path_refinements(base, links))
+    # Every refinement by a word is one of the sidebar's filters, a name with one value
+    # too; but not a section or a language, nor paging.
+    marked = {url: name for url, (name, value) in single.items() if _filters(name, value)}
+    if not _is_sidebar(single, config):
+        marked = {}
+    # A filter page's run refinements are judged by themselves (a page's view links,
+    # ?share=, ?action=, say nothing of its children), and all of them are its filters:
+    # its paging too, the pages of a filter, as `?tone=red&pg=2` is by its tone=red.
+    runs = _run_refinements(base, links) if not query else {}
+    if _is_sidebar(runs, config):
+        marked.update((url, name) for url, (name, _) in runs.items())
+    return marked
+
+
+def _is_sidebar(single: dict[str, Pair], config: SidebarConfig) -> bool:
+    """Refinements over PRIORITY_FACET_SIDEBAR_NAMES names or more with two values or
+    more each, not all of them numbers."""
     if len(single) < 2 * config.names:
-        return frozenset()
+        return False
     values: dict[str, set[str]] = defaultdict(set)
     for name, value in single.values():
         values[name].add(value)
-    filters = {n for n, vs in values.items() if len(vs) >= 2 and not all(map(str.isdigit, vs))}
-    if len(filters) < config.names:
-        return frozenset()
-    # Then every refinement by a word is one of its filters, a name with one value too;
-    # but not a section or a language, nor paging.
-    return frozenset(url for url, (name, value) in single.items() if _filters(name, value))
+    filters = [n for n, vs in values.items() if len(vs) >= 2 and not all(map(str.isdigit, vs))]
+    return len(filters) >= config.names
 
 
 def _query_refinements(base: str, query: str, links: list[str]) -> dict[str, Pair]:
@@ -112,6 +136,42 @@ def _path_refinements(base: str, links: list[str]) -> dict[str, Pair]:
     return found
 
 
+def _run_refinements(base: str, links: list[str]) -> dict[str, Pair]:
+    """Per link that adds one name-value segment to the page's own trailing run under
+    the same base, in any order (/f/tone-red/ -> /f/fit-m/tone-red/): the pair. Names of
+    the site's own, so the page must show its run to be filters: links that move one of
+    the run's values to two others or more (/f/tone-blue/, /f/tone-green/), as a
+    sidebar lists a chosen filter's other values and a manual's page does not
+    (/guide/getting-started/ beside its children install-linux/, config-basic/, and
+    perhaps one sibling getting-help/). Without such moves, nothing."""
+    origin_end = base.find("/", base.find("//") + 2)
+    if origin_end < 0:
+        return {}
+    origin = base[:origin_end]
+    run_base, own_pairs = pair_segments(base[origin_end:])
+    if not own_pairs:
+        return {}
+    own = frozenset(own_pairs)
+    head = origin + run_base + "/"
+    found: dict[str, Pair] = {}
+    moves: set[Pair] = set()
+    for url in links:
+        if not url.startswith(head) or "?" in url:
+            continue
+        link_base, pairs = pair_segments(url[origin_end:].partition("#")[0])
+        if link_base != run_base:
+            continue
+        added, dropped = frozenset(pairs) - own, own - frozenset(pairs)
+        if len(added) != 1 or len(dropped) > 1:
+            continue
+        pair = next(iter(added))
+        if not dropped:
+            found[url] = pair
+        elif pair[0] == next(iter(dropped))[0] and not pair[1].isdigit():
+            moves.add(pair)  # not to a number: a sibling in a sequence (chapter-3)
+    return found if len(moves) >= 2 else {}
+
+
 def _pairs(query: str) -> frozenset[Pair]:
     return frozenset(parse_qsl(query, keep_blank_values=True))
 
@@ -136,6 +196,12 @@ def filters_in(query: str) -> bool:
     """Whether a query on a path with a facet sidebar filters it: a pair by a word that
     is no section, language or paging parameter (the sidebar's own rule)."""
     return any(_filters(name, value) for name, value in parse_qsl(query, keep_blank_values=True))
+
+
+def run_filters(pairs: Collection[Pair], names: Collection[str]) -> bool:
+    """Whether a path's name-value pairs (path_facets.pair_segments) filter a base whose
+    sidebars added `names`: a pair by a word under one of them."""
+    return any(name in names and _filters(name, value) for name, value in pairs)
 
 
 def _filters(name: str, value: str) -> bool:

@@ -76,12 +76,24 @@ def pair_run(path: str) -> tuple[str, tuple[str, ...]]:
     """(the path before its trailing segments spelled as name-value pairs, their names
     lower-cased, last first), whatever the names ("tone-red/fit-m/"; a slug such as
     "getting-started" reads as one too)."""
+    base, pairs = pair_segments(path)
+    return base, tuple(name for name, _ in pairs)
+
+
+def pair_segments(path: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """pair_run with each pair's value: (base, ((name, value), ...), last first)."""
     segments = path.rstrip("/").split("/")
-    names: list[str] = []
+    pairs: list[tuple[str, str]] = []
     while len(segments) > 1 and (m := _SEGMENT.fullmatch(segments[-1])) is not None:
-        names.append(m.group(1).lower())
+        pairs.append((m.group(1).lower(), m.group(2)))
         segments.pop()
-    return "/".join(segments), tuple(names)
+    return "/".join(segments), tuple(pairs)
+
+
+def may_pair(path: str) -> bool:
+    """A cheap pre-check for pair_segments: the last segment has a separator, no dot."""
+    last = path.rstrip("/").rpartition("/")[2]
+    return "." not in last and any(sep in last for sep in "-_:=~")
 
 
 def filter_segment(segment: str) -> tuple[str, str] | None:

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from extensions.admission.calendars import is_calendar
 from extensions.admission.growth import grows
-from extensions.admission.path_facets import NO_RUN, FacetRun, facet_run, refines
+from extensions.admission.path_facets import NO_RUN, FacetRun, facet_run, may_pair, refines
 from extensions.admission.patterns import UrlParts, split_url
 from extensions.admission.redirect_walks import in_shape
 from extensions.admission.url_params import PAGE_PARAMS
@@ -242,10 +242,7 @@ def source_of(meta: dict[str, Any]) -> str:
 def _filter_run(path: str) -> FacetRun:
     """facet_run behind a cheap pre-check: a filter segment needs a separator and no dot
     (most paths skip the memo and its regex)."""
-    last = path.rstrip("/").rpartition("/")[2]
-    if "." in last or not any(sep in last for sep in "-_:=~"):
-        return NO_RUN
-    return facet_run(path)
+    return facet_run(path) if may_pair(path) else NO_RUN
 
 
 def _unpaged(query: str) -> frozenset[str]:

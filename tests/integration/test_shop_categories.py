@@ -64,3 +64,34 @@ def test_paged_listings_are_crawled_to_their_last_product(tmp_path: Path) -> Non
     _, result, _ = crawl_to_its_end(dataclasses.replace(spec, trap_prose=80), tmp_path)
     assert "Learned noise parameter 'page'" not in result.log
     assert "Learned noise parameter 'pg'" not in result.log
+
+
+# Shops with filters in the path under names of their own, in order or shuffled, behind a
+# marker directory (/shop/shoes/f/tone-red/) or right after the category ("bare":
+# /shop/shoes/tone-red/), every filter page with words of its own: no content verdict
+# judges them and no list knows their names.
+PATHS = (["paths", "unnamed"], ["paths", "unnamed", "shuffled"], ["paths", "unnamed", "bare"])
+PATHS += (["paths", "unnamed", "bare", "slugs", "shuffled"],)
+# A category's first level of filters is fetched (its page shows no filter yet: 16 a
+# category here), then its filter pages' sidebars cap the rest: 64-88 a shop of four
+# categories measured. Before, a shop of dealt:16 took 1,300+ and the crawl never ended.
+MAX_PATH_FILTER_PAGES_PER_SHOP = 100
+
+
+def test_filters_in_the_path_under_names_of_their_own_are_capped(tmp_path: Path) -> None:
+    """A filter page (/f/tone-red/) links its refinements (one more name-value segment,
+    in any order) and moves its own value to others (/f/tone-blue/, /f/tone-green/):
+    that shows its run to be filters (admission/facet_sidebar.py), and they are capped
+    by its base as query filters are by their path."""
+    hosts = [
+        HostSpec(f"paths{i}.test", pages=12, shop_categories=4, shop_products=8, facet_variants=v)
+        for i, v in enumerate(PATHS)
+    ]
+    spec = WebSpec(hosts=hosts, seed=23, base_ip="127.0.59.1")
+    web, _, requests = crawl_to_its_end(dataclasses.replace(spec, trap_prose=80), tmp_path)
+    filters: dict[str, list[str]] = {"+".join(v): [] for v in PATHS}
+    for r in requests:
+        if web.site.kind(r["url"]) == "facet":
+            filters["+".join(PATHS[int(r["host"].removeprefix("paths")[0])])].append(r["url"])
+    counts = {shop: len(urls) for shop, urls in filters.items()}
+    assert max(counts.values()) <= MAX_PATH_FILTER_PAGES_PER_SHOP, (counts, filters)

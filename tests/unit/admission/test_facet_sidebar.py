@@ -69,9 +69,59 @@ def test_path_filters_under_the_listing() -> None:
     assert sidebar("/shop/shoes/", links) == sorted(links[:4])
 
 
+def test_path_filters_under_names_of_their_own_on_a_filter_page() -> None:
+    """/f/tone-red/ adds one more filter per link, in any order, and moves its own tone
+    to other values: its run is filters, whatever their names (a manual's nested slugs
+    read as name-value pairs too, but its pages move none of them)."""
+    page = "/shop/shoes/f/tone-red/"
+    adds = ["fit-s/tone-red", "tone-red/fit-m", "maker-acme/tone-red", "tone-red/maker-nova"]
+    links = [f"/shop/shoes/f/{run}/" for run in adds]
+    moves = ["/shop/shoes/f/tone-blue/", "/shop/shoes/f/tone-green/"]
+    links += ["/shop/shoes/f/tone-red/pg-2/", "/shop/shoes/x-9"]
+    # The filter page's own pages are filter pages too (tone-red's page 2).
+    assert sidebar(page, links + moves) == sorted(links[:5])
+    marks = sidebar_links(H + page, [H + u for u in links + moves], ON)
+    assert marks[H + links[0]] == "fit" and marks[H + links[2]] == "maker"
+    # One move or none: a manual's page may link a sibling that reads so (getting-help/).
+    assert sidebar(page, links + moves[:1]) == sidebar(page, links) == []
+
+
+def test_a_category_beside_its_filters_is_no_filter() -> None:
+    """No marker directory: /shop/mens-shoes/ reads as a run of its own, and its move to
+    another category (/shop/mens-jackets/) proves the run; only the refinements count."""
+    links = ["tone-red", "tone-blue", "fit-s", "fit-m"]
+    links = [f"/shop/mens-shoes/{q}/" for q in links] + ["/shop/mens-jackets/", "/shop/mens-hats/"]
+    assert sidebar("/shop/mens-shoes/", links) == sorted(links[:4])
+
+
+def test_a_guides_chapter_is_no_filter_page() -> None:
+    """/guide/part-1/chapter-2/ links its topics and its sibling chapters: numbers move
+    along a sequence, and its view links (?share=, ?action=) make a sidebar of their own
+    that says nothing of the chapter's children (32 topics of dealt:34 were capped so)."""
+    page = "/guide/part-1/chapter-2/"
+    links = [f"/guide/part-1/chapter-2/topic-{n}" for n in range(1, 5)]
+    links += [f"/guide/part-1/chapter-{n}/" for n in (1, 3, 4)]
+    views = ["?share=mail", "?share=x", "?action=edit", "?action=history", "?print=1"]
+    marked = sidebar(page, links + views)
+    assert marked == sorted(page + q for q in views[:4])
+
+
 @pytest.mark.parametrize(
     ("page", "links"),
     [
+        # A manual's nested two-word slugs, two families of them, and no move.
+        (
+            "/guide/getting-started/",
+            [
+                "/guide/getting-started/install-linux/",
+                "/guide/getting-started/install-macos/",
+                "/guide/getting-started/config-basic/",
+                "/guide/getting-started/config-advanced/",
+                "/guide/getting-help/",
+                "/guide/release-notes/",
+                "/guide/",
+            ],
+        ),
         # One filter name only: a language or version switcher, paging, a wiki's actions.
         ("/docs/intro", ["?lang=fr", "?lang=de", "?lang=ja", "?lang=es"]),
         ("/list", ["?page=2", "?page=3", "?sort=new"]),
@@ -102,7 +152,7 @@ def test_real_sites_links_are_left_alone(page: str, links: list[str]) -> None:
 
 def test_off() -> None:
     links = [H + "/shop/shirts/" + q for q in UNNAMED]
-    assert sidebar_links(H + "/shop/shirts/", links, SidebarConfig(names=0)) == frozenset()
+    assert sidebar_links(H + "/shop/shirts/", links, SidebarConfig(names=0)) == {}
 
 
 def test_the_mark_is_transient() -> None:
@@ -113,7 +163,7 @@ def test_admission_counts_a_marked_link_against_its_paths_facet_cap() -> None:
     adm, spider = admission(), GoldenSpider()
     url = "http://shop.test/shop/shirts/?tone=red"
     plain = adm.item(Request(url), spider)
-    marked = adm.item(Request(url, meta={FACET_META: True}), spider)
+    marked = adm.item(Request(url, meta={FACET_META: "tone"}), spider)
     assert plain.patterns[4] == ""  # no facet-named parameter: uncapped
     assert marked.patterns[4] == plain.patterns[3] == "shop.test/shop/shirts/"
     assert plain.patterns[:4] == marked.patterns[:4]
@@ -126,10 +176,25 @@ def test_once_a_path_showed_a_sidebar_its_other_filters_are_capped_too() -> None
     sidebar's links is learned as noise. Both count against the path's cap."""
     adm, spider = admission(), GoldenSpider()
     base = "http://shop.test/shop/shirts/"
-    adm.item(Request(base + "?tone=red", meta={FACET_META: True}), spider)
+    adm.item(Request(base + "?tone=red", meta={FACET_META: "tone"}), spider)
     moved = adm.item(Request(base + "?tone=green"), spider)
     assert moved.patterns[4] == "shop.test/shop/shirts/"
     for query in ("?pg=2", "?category=tees", "?lang=fr", "?id=7"):  # paging, places, numbers
         assert adm.item(Request(base + query), spider).patterns[4] == "", query
     other = adm.item(Request("http://shop.test/shop/bags/?tone=green"), spider)
     assert other.patterns[4] == ""  # another path: no sidebar seen there
+
+
+def test_a_path_filters_sidebar_caps_its_base_and_its_moves() -> None:
+    """A marked /f/tone-red/fit-m/ counts against its base's cap (host + /shop/shoes/f/);
+    then the same base's URLs with a pair of a name its sidebar added count too (a move
+    to another value, another order), and a category beside them does not."""
+    adm, spider = admission(), GoldenSpider()
+    base = "http://shop.test/shop/shoes/f/"
+    before = adm.item(Request(base + "fit-l/"), spider)
+    assert before.patterns[4] == ""  # no sidebar seen yet: a slug like any other
+    adm.item(Request(base + "tone-red/fit-m/", meta={FACET_META: "fit"}), spider)
+    for run in ("tone-red/fit-s/", "fit-l/", "fit-s/tone-blue/"):
+        assert adm.item(Request(base + run), spider).patterns[4] == "shop.test/shop/shoes/f/"
+    for run in ("tone-red/", "pg-2/", "nova-boot"):  # a name no sidebar added, a number
+        assert adm.item(Request(base + run), spider).patterns[4] == "", run
