@@ -164,6 +164,21 @@ class Admission:
             return "past_the_end"
         return None
 
+    def unproven_filter(self, url: str) -> bool:
+        """Whether a queued URL is a filter in the path (a pair by a name a sidebar of its
+        base added: `_run_facet_key`) that was not counted against the facet cap: queued
+        before this worker saw the sidebar, as a category's first level of filters is
+        (its page shows no filter yet). Dispatch drops it; records.FACET_MARK keeps the
+        ones the cap let through."""
+        if not self._sidebar_runs:
+            return False
+        parts = split_url(url)
+        if parts.query or not may_pair(parts.path):
+            return False
+        run_base, pairs = pair_segments(parts.path)
+        names = self._sidebar_runs.get(f"{parts.host}{run_base}/")
+        return names is not None and run_filters(pairs, names)
+
     def may_admit(self, url: str) -> bool:
         """Whether `url` could enter the frontier as far as this worker knows without
         Redis: it canonicalizes, passes the filters, the block rules and a cached robots

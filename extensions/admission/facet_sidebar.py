@@ -20,12 +20,14 @@ facet-named parameter does; the ones that refine further are facet walks (priori
 Filters in the path under a site's own names (/shop/shoes/f/tone-red/fit-m/) read like
 a manual's nested slugs (/guide/getting-started/install-linux/), so a path sidebar
 needs more: a filter page's **run refinements** (links under the same base whose trailing
-name-value segments are the page's and one more, in any order) count only when the page
-also moves its run's value to two other words or more (/f/tone-blue/, /f/tone-green/),
-judged apart from its query links; then all of them are its filters, its own paging
-too. Admission caps them by the path before the run, and learns the names they add: a
-URL there with a pair under one of those names is capped marked or not (a category
-/shop/mens-jackets/ beside /shop/mens-shoes/tone-red/ is not).
+name-value segments are the page's and one more, in any order), over one name more than
+a query sidebar, count only when the page also moves its run's value to two other words
+or more (/f/tone-blue/, /f/tone-green/; not numbers or versions, a sequence's
+siblings), judged apart from its query links; then all of them are its filters, its own
+paging too. Admission caps them by the path before the run, and learns the names they
+add: a URL there with a pair under one of those names is capped marked or not (a
+category /shop/mens-jackets/ beside /shop/mens-shoes/tone-red/ is not), and dispatch
+drops one queued before the sidebar was seen (Admission.unproven_filter).
 
 Never capped: sections and languages (`?category=shoes`, `?lang=fr`: url_params.py
 SECTION_PARAMS), through which a site may reach pages no other listing links, and
@@ -41,6 +43,7 @@ refinements span one name (a language or version switcher, `?action=edit|history
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -50,6 +53,8 @@ from extensions.admission.path_facets import filter_segment, pair_segments
 from extensions.admission.url_params import PLACE_PARAMS
 from extensions.config import Setting, Table, at_least
 
+# A number, or a version spelled with one (v2, r10, 3b): a sibling in a sequence.
+_VERSION = re.compile(r"[A-Za-z]?\d+[A-Za-z]?")
 # A facet sidebar's link (transient: records.TRANSIENT_META), its value the filter name
 # the link adds: admission counts it against the facet cap of its path.
 FACET_META = "frontier_facet"
@@ -86,21 +91,24 @@ def sidebar_links(page_url: str, links: list[str], config: SidebarConfig) -> dic
     # ?share=, ?action=, say nothing of its children), and all of them are its filters:
     # its paging too, the pages of a filter, as `?tone=red&pg=2` is by its tone=red.
     runs = _run_refinements(base, links) if not query else {}
-    if _is_sidebar(runs, config):
+    if _is_sidebar(runs, config, more=1):
         marked.update((url, name) for url, (name, _) in runs.items())
     return marked
 
 
-def _is_sidebar(single: dict[str, Pair], config: SidebarConfig) -> bool:
-    """Refinements over PRIORITY_FACET_SIDEBAR_NAMES names or more with two values or
-    more each, not all of them numbers."""
-    if len(single) < 2 * config.names:
+def _is_sidebar(single: dict[str, Pair], config: SidebarConfig, more: int = 0) -> bool:
+    """Refinements over PRIORITY_FACET_SIDEBAR_NAMES (+ `more`) names or more with two
+    values or more each, not all of them numbers. Run refinements need one name more: an
+    API reference's /docs/api-v2/ has siblings and children that read as two such names
+    (auth-basic/, auth-oauth/, user-create/, user-delete/); a shop has more filters."""
+    names = config.names + more
+    if len(single) < 2 * names:
         return False
     values: dict[str, set[str]] = defaultdict(set)
     for name, value in single.values():
         values[name].add(value)
     filters = [n for n, vs in values.items() if len(vs) >= 2 and not all(map(str.isdigit, vs))]
-    return len(filters) >= config.names
+    return len(filters) >= names
 
 
 def _query_refinements(base: str, query: str, links: list[str]) -> dict[str, Pair]:
@@ -167,8 +175,8 @@ def _run_refinements(base: str, links: list[str]) -> dict[str, Pair]:
         pair = next(iter(added))
         if not dropped:
             found[url] = pair
-        elif pair[0] == next(iter(dropped))[0] and not pair[1].isdigit():
-            moves.add(pair)  # not to a number: a sibling in a sequence (chapter-3)
+        elif pair[0] == next(iter(dropped))[0] and not _VERSION.fullmatch(pair[1]):
+            moves.add(pair)  # not to a number: a sibling in a sequence (chapter-3, api-v3)
     return found if len(moves) >= 2 else {}
 
 

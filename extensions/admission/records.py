@@ -61,6 +61,8 @@ TRANSIENT_META = frozenset(
         "frontier_facet",
         # A URL charged to its host's catch-all pattern (CATCH_MARK), while it is queued.
         "frontier_catch_all",
+        # A filter counted against its facet cap (FACET_MARK), while it is queued.
+        "frontier_facet_capped",
     }
 )
 # A link's meta: the lease of the page whose verdict its admission settles (AdmitItem
@@ -216,6 +218,13 @@ PROBE_META = "frontier_probe"  # a decoded probe's meta flag
 # (a shop's products beside filter pages that closed /shop/*: traps.lua charge).
 CATCH_MARK = "C|"
 CATCH_META = "frontier_catch_all"  # a decoded catch-all URL's meta flag
+# The admit script marks a URL it counted against its path's facet cap (a filter the cap
+# let through): dispatch keeps it, where it drops a filter of a path sidebar that was
+# queued before this worker saw the sidebar (Admission.unproven_filter).
+FACET_MARK = "F|"
+FACET_CAP_META = "frontier_facet_capped"  # a decoded capped filter's meta flag
+# A record's marks, outermost first: a probe's or a catch-all's, then a capped filter's.
+_MARKS = ((PROBE_MARK, PROBE_META), (CATCH_MARK, CATCH_META), (FACET_MARK, FACET_CAP_META))
 
 
 def mark_recrawl(record: str, recrawl: bool) -> str:
@@ -230,10 +239,10 @@ def decode_request(raw: str | bytes, spider: Spider) -> Request:
     meta["depth"] = record.get("d", 0)
     if "s" in record:
         meta[SCORE_META] = record["s"]
-    if text.startswith(PROBE_MARK):
-        meta[PROBE_META] = True
-    elif text.startswith(CATCH_MARK):
-        meta[CATCH_META] = True
+    for mark, flag in _MARKS:  # in the order the admit script writes them
+        if text.startswith(mark):
+            meta[flag] = True
+            text = text[len(mark) :]
     errback = record.get("eb")
     return Request(
         record["u"],
@@ -256,9 +265,9 @@ def record_text(raw: str | bytes) -> str:
 
 
 def without_marks(text: str) -> str:
-    """A record's text without its probe or catch-all mark (record_text cut the
+    """A record's text without its probe, catch-all or facet mark (record_text cut the
     re-crawl one)."""
-    return text.removeprefix(PROBE_MARK).removeprefix(CATCH_MARK)
+    return text.removeprefix(PROBE_MARK).removeprefix(CATCH_MARK).removeprefix(FACET_MARK)
 
 
 def front_entry_record(entry: str) -> str:

@@ -19,7 +19,7 @@ from scrapy import Request
 from extensions.admission.filters import host_of
 from extensions.admission.noise import strip_params
 from extensions.admission.prioritizer import SOURCE_META
-from extensions.admission.records import CATCH_META, PROBE_META
+from extensions.admission.records import CATCH_META, FACET_CAP_META, PROBE_META
 from extensions.frontier.background import REDIS_ERRORS
 from extensions.frontier.core import DownloadEvent
 from extensions.frontier.hops import RobotsHops
@@ -80,14 +80,21 @@ class Dispatch:
         for request in requests:
             self.dispatch(request)
 
+    def _closed(self, request: Request, listed: bool) -> str | None:
+        """Why a queued URL is dropped: trap feedback (Admission.closed), or facet_cap for
+        a filter in the path queued before this worker saw its sidebar; None: fetch it."""
+        url, meta = request.url, request.meta
+        closed = self.admission.closed(url, listed, bool(meta.get(CATCH_META)))
+        if closed is not None or listed or meta.get(FACET_CAP_META):
+            return closed
+        return "facet_cap" if self.admission.unproven_filter(url) else None
+
     def dispatch(self, request: Request) -> None:
         if self.admission.block_rules.match(request.url) is not None:
             self.drop(request, "blocked")
             return
         listed = request.meta.get(SOURCE_META) == "sitemap"
-        probe = request.meta.get(PROBE_META)
-        catch_all = bool(request.meta.get(CATCH_META))
-        closed = None if probe else self.admission.closed(request.url, listed, catch_all)
+        closed = None if request.meta.get(PROBE_META) else self._closed(request, listed)
         if closed is not None:  # trap feedback closed its pattern, or saw its sequence end
             self.drop(request, closed)
             return

@@ -105,6 +105,8 @@ for _, it in ipairs(A.items) do
     local page = it[17]
     if page then fresh[page] = (fresh[page] or 0) + 1 end
     if is_recrawl(rec) then recrawls = recrawls + 1 end
+    -- Counted against its facet cap: dispatch keeps it (records.FACET_MARK).
+    if seen_key ~= '' and it[10] ~= '' then rec = FACET_MARK .. rec end
     if probe then
       rec = PROBE_MARK .. rec
       probes = probes + 1

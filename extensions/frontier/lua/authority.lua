@@ -3,7 +3,8 @@
 -- first one queued for it, never changed, so an elided record can always be restored;
 -- another host on the IP (shared hosting) keeps its own. Elided, the URL part starts
 -- with '/', which an authority cannot. pop_back restores: leases see whole records.
--- Only compact http(s) records (admission/records.py), marks "R|", "P|", "C|" may lead.
+-- Only compact http(s) records (admission/records.py), marks "R|", "P|", "C|", "F|" may
+-- lead.
 -- Keys: K.ip_home (HGET, HSETNX): ip -> home authority.
 local HOME = {}  -- ip -> its home authority (false: none yet), read once per call
 
@@ -12,7 +13,7 @@ local function url_start(rec)
   local s = 1
   while true do
     local mark = string.sub(rec, s, s + 1)
-    if mark ~= 'R|' and mark ~= 'P|' and mark ~= 'C|' then break end
+    if mark ~= 'R|' and mark ~= 'P|' and mark ~= 'C|' and mark ~= 'F|' then break end
     s = s + 2
   end
   if string.byte(rec, s) ~= 126 then return nil end  -- '~': not a compact record

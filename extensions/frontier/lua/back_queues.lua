@@ -3,14 +3,16 @@
 -- (CFG.lanes of them, lane 0 = the best), FIFO within a lane, and the IP's next
 -- discovery fetch is the head of its best non-empty lane: within an IP the best-scored
 -- URL goes first (invariant 8) at the price of one list key per lane in use, not bytes
--- per URL.
--- Re-crawl records ("R|" + record) have their own back queue per IP (pop_back splits
--- the IP's fetches); "P|" marks a probe, "C|" a URL charged to a catch-all (traps.lua).
+-- per URL. Re-crawl records ("R|" + record) have their own back queue per IP (pop_back
+-- splits the IP's fetches).
 -- Keys: F.bq .. ip (lane 0), F.bq .. ip .. '/' .. lane, F.rq .. ip (LPUSH, LPOP, LLEN);
 -- F.ip .. ip field rcredit; K.active (SADD on requeue); K.stats (queued, recrawl_queued,
 -- lane_<L>, lanes_counted).
+-- Marks (admit.lua): "P|" a probe, "C|" a URL charged to a catch-all (traps.lua), "F|"
+-- one counted against its path's facet cap (records.FACET_MARK).
 local PROBE_MARK = 'P|'
 local CATCH_MARK = 'C|'
+local FACET_MARK = 'F|'
 
 -- Discovery records per lane over all of the shard's IPs, K.stats field lane_<L>: a
 -- lane's depth in one HGET, where LLEN over every IP would not scale (100,000 IPs). A

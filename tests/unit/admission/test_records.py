@@ -13,6 +13,8 @@ from extensions.admission.prioritizer import SCORE_META
 from extensions.admission.records import (
     CATCH_MARK,
     CATCH_META,
+    FACET_CAP_META,
+    FACET_MARK,
     PROBE_MARK,
     PROBE_META,
     RecordError,
@@ -110,6 +112,9 @@ def test_marks_wrap_a_compact_record() -> None:
     back = decode_request(CATCH_MARK + record, SPIDER)
     assert back.url == "https://h.test/p" and back.meta[CATCH_META] is True
     assert PROBE_META not in back.meta
+    back = decode_request(CATCH_MARK + FACET_MARK + record, SPIDER)
+    assert back.url == "https://h.test/p" and back.meta[FACET_CAP_META] is True
+    assert back.meta[CATCH_META] is True
 
 
 def test_a_record_queued_as_json_before_the_compact_format_still_decodes() -> None:
