@@ -104,6 +104,8 @@ class WebSpider(scrapy.Spider):
         # No argument at all resumes the frontier: seeds added by `scrapy seed`, or a
         # crawl that was stopped, re-crawled or killed.
         self.seed_lines: list[SeedLine] = read_seed_arg(seeds) if seeds is not None else []
+        # Path bases whose filters a page's sidebar showed (facet_sidebar.sidebar_links).
+        self.proven_runs: dict[str, bool] = {}
 
     @classmethod
     def update_settings(cls, settings: BaseSettings) -> None:
@@ -161,7 +163,7 @@ class WebSpider(scrapy.Spider):
 
     def sidebar_links(self, page_url: str, links: list[str]) -> dict[str, str]:
         """The page's facet sidebar links (admission/facet_sidebar.py), counted."""
-        sidebar = sidebar_links(page_url, links, self.facet_sidebar)
+        sidebar = sidebar_links(page_url, links, self.facet_sidebar, self.proven_runs)
         if sidebar:
             self.crawler.stats.inc_value("crawlproj/pages/facet_sidebar")
             self.crawler.stats.inc_value("crawlproj/links/facet_sidebar", len(sidebar))

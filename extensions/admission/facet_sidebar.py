@@ -47,8 +47,10 @@ import re
 from collections import defaultdict
 from collections.abc import Collection
 from dataclasses import dataclass
+from typing import NamedTuple
 from urllib.parse import parse_qsl
 
+from extensions.admission.memo import remember
 from extensions.admission.path_facets import filter_segment, pair_segments
 from extensions.admission.url_params import PLACE_PARAMS
 from extensions.config import Setting, Table, at_least
@@ -73,9 +75,13 @@ SIDEBAR = Table(
 )
 
 
-def sidebar_links(page_url: str, links: list[str], config: SidebarConfig) -> dict[str, str]:
+def sidebar_links(
+    page_url: str, links: list[str], config: SidebarConfig, proven: dict[str, bool] | None = None
+) -> dict[str, str]:
     """The page's refinements under its facet sidebar's names, each with the filter name
-    it adds; empty without a sidebar."""
+    it adds; empty without a sidebar. `proven`: the run bases whose sidebar a page showed
+    with its moves (memo.py's bound; updated here): a later page under one needs none, as
+    a listing's own page 2 (/f/pg-2/, its moves numbers) links its filters too."""
     if config.names <= 0:
         return {}
     base, _, query = page_url.partition("#")[0].partition("?")
@@ -90,9 +96,14 @@ def sidebar_links(page_url: str, links: list[str], config: SidebarConfig) -> dic
     # A filter page's run refinements are judged by themselves (a page's view links,
     # ?share=, ?action=, say nothing of its children), and all of them are its filters:
     # its paging too, the pages of a filter, as `?tone=red&pg=2` is by its tone=red.
-    runs = _run_refinements(base, links) if not query else {}
-    if _is_sidebar(runs, config, more=1):
-        marked.update((url, name) for url, (name, _) in runs.items())
+    runs = _run_refinements(base, links) if not query else NO_RUN_LINKS
+    if not _is_sidebar(runs.found, config, more=1):
+        return marked
+    known = proven is not None and runs.base in proven
+    if runs.moved or known:
+        if proven is not None and not known:
+            remember(proven, runs.base, True)
+        marked.update((url, name) for url, (name, _) in runs.found.items())
     return marked
 
 
@@ -144,21 +155,33 @@ def _path_refinements(base: str, links: list[str]) -> dict[str, Pair]:
     return found
 
 
-def _run_refinements(base: str, links: list[str]) -> dict[str, Pair]:
+class RunLinks(NamedTuple):
+    """A page's run refinements (url -> the pair it adds), whether the page moves its
+    run's value to two other words or more, and its run's base (origin + path)."""
+
+    found: dict[str, Pair]
+    moved: bool
+    base: str
+
+
+NO_RUN_LINKS = RunLinks({}, False, "")
+
+
+def _run_refinements(base: str, links: list[str]) -> RunLinks:
     """Per link that adds one name-value segment to the page's own trailing run under
     the same base, in any order (/f/tone-red/ -> /f/fit-m/tone-red/): the pair. Names of
     the site's own, so the page must show its run to be filters: links that move one of
     the run's values to two others or more (/f/tone-blue/, /f/tone-green/), as a
     sidebar lists a chosen filter's other values and a manual's page does not
     (/guide/getting-started/ beside its children install-linux/, config-basic/, and
-    perhaps one sibling getting-help/). Without such moves, nothing."""
+    perhaps one sibling getting-help/)."""
     origin_end = base.find("/", base.find("//") + 2)
     if origin_end < 0:
-        return {}
+        return NO_RUN_LINKS
     origin = base[:origin_end]
     run_base, own_pairs = pair_segments(base[origin_end:])
     if not own_pairs:
-        return {}
+        return NO_RUN_LINKS
     own = frozenset(own_pairs)
     head = origin + run_base + "/"
     found: dict[str, Pair] = {}
@@ -177,7 +200,7 @@ def _run_refinements(base: str, links: list[str]) -> dict[str, Pair]:
             found[url] = pair
         elif pair[0] == next(iter(dropped))[0] and not _VERSION.fullmatch(pair[1]):
             moves.add(pair)  # not to a number: a sibling in a sequence (chapter-3, api-v3)
-    return found if len(moves) >= 2 else {}
+    return RunLinks(found, len(moves) >= 2, head)
 
 
 def _pairs(query: str) -> frozenset[Pair]:

@@ -73,11 +73,11 @@ def test_paged_listings_are_crawled_to_their_last_product(tmp_path: Path) -> Non
 PATHS = (["paths", "unnamed"], ["paths", "unnamed", "shuffled"], ["paths", "unnamed", "bare"])
 PATHS += (["paths", "unnamed", "bare", "slugs", "shuffled"],)
 # A category's first filter pages are fetched (its page shows no filter yet), then their
-# sidebars cap the rest, and dispatch drops the first level still queued: 48-79 a shop of
-# four categories measured (64-88 without the drop; mostly a filter's own pages reached
-# from the listing's, pg-2/tone-red/). Before, a shop of dealt:16 took 1,300+ and the
-# crawl never ended.
-MAX_PATH_FILTER_PAGES_PER_SHOP = 100
+# sidebars cap the rest, dispatch drops the first level still queued, and the listing's
+# own pages (pg-2/) cap theirs once the base is proven: 30-32 a shop of four categories
+# measured (48-79 without the last, 64-88 without the drop). Before, a shop of dealt:16
+# took 1,300+ and the crawl never ended.
+MAX_PATH_FILTER_PAGES_PER_SHOP = 50
 
 
 def test_filters_in_the_path_under_names_of_their_own_are_capped(tmp_path: Path) -> None:

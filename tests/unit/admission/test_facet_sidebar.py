@@ -87,6 +87,25 @@ def test_path_filters_under_names_of_their_own_on_a_filter_page() -> None:
     assert sidebar(page, links + moves[:1]) == sidebar(page, links) == []
 
 
+def test_a_listings_own_page_under_a_proven_base_needs_no_moves() -> None:
+    """/f/pg-2/ (the listing's page 2) links its filters, and its moves are numbers:
+    alone it shows nothing; once a filter page proved the base, its filters are its
+    sidebar's too (before, pg-2/tone-red/ and the like went uncapped)."""
+    base = "/shop/shoes/f/"
+    adds = ["tone-red", "tone-blue", "fit-s", "fit-m", "maker-acme", "maker-nova"]
+    links = [f"{base}pg-2/{q}/" for q in adds] + [f"{base}pg-1/", f"{base}pg-3/"]
+    assert sidebar(base + "pg-2/", links) == []
+    proven: dict[str, bool] = {}
+    filters = [f"{base}tone-red/{q}/" for q in ("fit-s", "fit-m", "maker-acme", "maker-nova")]
+    filters += [f"{base}tone-red/arrange-new/", f"{base}tone-red/arrange-price/"]
+    filters += [f"{base}tone-blue/", f"{base}tone-green/"]
+    page = H + base + "tone-red/"
+    assert sidebar_links(page, [H + u for u in filters], ON, proven)  # proves the base
+    assert list(proven) == [H + base]
+    marked = sidebar_links(H + base + "pg-2/", [H + u for u in links], ON, proven)
+    assert sorted(u.removeprefix(H) for u in marked) == sorted(links[:6])
+
+
 def test_a_category_beside_its_filters_is_no_filter() -> None:
     """No marker directory: /shop/mens-shoes/ reads as a run of its own, and its move to
     another category (/shop/mens-jackets/) proves the run; only the refinements count."""
