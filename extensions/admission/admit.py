@@ -173,11 +173,7 @@ class Admission:
         if not self._sidebar_runs:
             return False
         parts = split_url(url)
-        if parts.query or not may_pair(parts.path):
-            return False
-        run_base, pairs = pair_segments(parts.path)
-        names = self._sidebar_runs.get(f"{parts.host}{run_base}/")
-        return names is not None and run_filters(pairs, names)
+        return not parts.query and self._run_facet_key(parts, "") != ""
 
     def may_admit(self, url: str) -> bool:
         """Whether `url` could enter the frontier as far as this worker knows without

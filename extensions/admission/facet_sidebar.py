@@ -90,9 +90,9 @@ def sidebar_links(
         single.update(_path_refinements(base, links))
     # Every refinement by a word is one of the sidebar's filters, a name with one value
     # too; but not a section or a language, nor paging.
-    marked = {url: name for url, (name, value) in single.items() if _filters(name, value)}
-    if not _is_sidebar(single, config):
-        marked = {}
+    marked: dict[str, str] = {}
+    if _is_sidebar(single, config):
+        marked = {url: name for url, (name, value) in single.items() if _filters(name, value)}
     # A filter page's run refinements are judged by themselves (a page's view links,
     # ?share=, ?action=, say nothing of its children), and all of them are its filters:
     # its paging too, the pages of a filter, as `?tone=red&pg=2` is by its tone=red.

@@ -233,16 +233,13 @@ def mark_recrawl(record: str, recrawl: bool) -> str:
 
 def decode_request(raw: str | bytes, spider: Spider) -> Request:
     """Rebuild the Request a record was made from (its transient meta is not in it)."""
-    text = record_text(raw)
-    record = parse_record(without_marks(text))
+    text, flags = _marks(record_text(raw))
+    record = parse_record(text)
     meta = dict(record.get("meta") or {})
     meta["depth"] = record.get("d", 0)
     if "s" in record:
         meta[SCORE_META] = record["s"]
-    for mark, flag in _MARKS:  # in the order the admit script writes them
-        if text.startswith(mark):
-            meta[flag] = True
-            text = text[len(mark) :]
+    meta.update(dict.fromkeys(flags, True))
     errback = record.get("eb")
     return Request(
         record["u"],
@@ -267,7 +264,18 @@ def record_text(raw: str | bytes) -> str:
 def without_marks(text: str) -> str:
     """A record's text without its probe, catch-all or facet mark (record_text cut the
     re-crawl one)."""
-    return text.removeprefix(PROBE_MARK).removeprefix(CATCH_MARK).removeprefix(FACET_MARK)
+    return _marks(text)[0]
+
+
+def _marks(text: str) -> tuple[str, list[str]]:
+    """A record's text without its marks, and their meta flags (_MARKS, in the order the
+    admit script writes them)."""
+    flags = []
+    for mark, flag in _MARKS:
+        if text.startswith(mark):
+            flags.append(flag)
+            text = text[len(mark) :]
+    return text, flags
 
 
 def front_entry_record(entry: str) -> str:
