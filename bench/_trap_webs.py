@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import random
 from collections.abc import Callable
 from typing import Any
 
 from scripts.testweb import HostSpec, WebSpec
 from scripts.testweb.dealt import dealt
-from scripts.testweb.spec import ALTERNATE_STYLES, GENERATOR_STYLES, REDIRECT_TRAP_STYLES
+from scripts.testweb.spec import (
+    ALTERNATE_STYLES,
+    CALENDAR_NAMED,
+    GENERATOR_STYLES,
+    REDIRECT_TRAP_STYLES,
+    SOFT404_NAMED,
+)
 
 GENERATOR_MIN_PAGES = 20  # --generators: hosts this big get them (a tarpit beside a site)
 # traps: the acceptance web the thresholds were chosen on; holdout: its families dealt
@@ -51,6 +58,38 @@ def redirect_trap_styles(text: str) -> list[str]:
 def alternate_styles(text: str) -> list[str]:
     """--alternates: a comma list of ALTERNATE_STYLES."""
     return _styles(text, ALTERNATE_STYLES)
+
+
+def deal_styles(args: argparse.Namespace) -> str:
+    """--deal-styles: the restyling options dealt at random from the dealt web's seed (each
+    family on a coin toss, its styles drawn), so a sweep over seeds meets combinations no
+    one chose; returns them as the flags that repeat the run."""
+    kind, _, seed = args.web.partition(":")
+    if kind != "dealt":
+        raise argparse.ArgumentTypeError("--deal-styles needs --web dealt:SEED")
+    rng = random.Random(f"styles:{seed}")
+    flags = []
+    if rng.random() < 0.5:
+        args.soft404_style = rng.choice(SOFT404_NAMED)
+        flags.append(f"--soft404-style {args.soft404_style}")
+    if rng.random() < 0.5:
+        args.calendar_style = rng.choice(CALENDAR_NAMED)
+        flags.append(f"--calendar-style {args.calendar_style}")
+    if rng.random() < 0.4:
+        args.canonical_links = True
+        flags.append("--canonical-links")
+    if rng.random() < 0.5:
+        args.trap_prose = 80
+        flags.append("--trap-prose 80")
+    for option, styles in (
+        ("generators", GENERATOR_STYLES),
+        ("redirect_traps", REDIRECT_TRAP_STYLES),
+        ("alternates", ALTERNATE_STYLES),
+    ):
+        if rng.random() < 0.4:
+            setattr(args, option, rng.sample(styles, rng.randint(1, 3)))
+            flags.append(f"--{option.replace('_', '-')} {','.join(getattr(args, option))}")
+    return " ".join(flags)
 
 
 def restyled(spec: WebSpec, args: argparse.Namespace) -> WebSpec:

@@ -33,7 +33,9 @@ tokens,counter,... gives the same hosts endless redirect chains (HostSpec.redire
 scripts/testweb/redirects.py). --alternates replytocom,print,share,history gives every
 host's real pages those alternate views (HostSpec.alternates,
 scripts/testweb/alternates.py: reply links per comment, print views, share buttons, a
-wiki's edit and history tabs). --generators
+wiki's edit and history tabs). --deal-styles (with
+--web dealt:SEED) deals these options from the seed too, each family on a coin toss, and
+prints them. --generators
 slugs,ids,... gives every host of 20 pages or more those generator traps (HostSpec
 .generators, scripts/testweb/generator.py: tarpits of unique pages, each linking new ones
 only), which no duplicate or template test can catch: only budgets hold them.
@@ -71,13 +73,16 @@ if str(ROOT) not in sys.path:
 from bench._common import NOISE_NOTE, fmt, table  # noqa: E402
 from bench._trap_webs import (  # noqa: E402
     alternate_styles,
+    deal_styles,
     generator_styles,
     redirect_trap_styles,
     restyled,
     web_spec,
 )
+from extensions.content.soft404 import PROBE_SUFFIX  # noqa: E402
 from scripts.crawlrun import crawl_command, write_seeds  # noqa: E402
 from scripts.testweb import TestWeb  # noqa: E402
+from scripts.testweb.sites import Site  # noqa: E402
 
 RUNS = ("ours", "stock", "before")
 BEFORE_COMMIT = "e0bb675"  # the last commit before the crawl-budget work (issue #12)
@@ -108,6 +113,7 @@ class TrapRun:
     ended: str
     wall_s: float
     kinds: Counter[str]  # requests by the web's route kind (page, facet, session, ...)
+    unjudged: tuple[int, int] = (0, 0)  # trap requests: (soft-404 probes, dead links) below
 
     def row(self) -> list[str]:
         t90 = "never" if math.isnan(self.t90_s) else f"{self.t90_s:.1f} s"
@@ -160,6 +166,18 @@ def measure(
     non_pages = sum(1 for r in fetches if is_non_page(r["url"]))
     share = (lambda k: k / n) if n else (lambda k: math.nan)
     return n, len(covered) / len(real), share(traps), share(non_pages), t90
+
+
+def unjudged_requests(records: Sequence[dict[str, Any]], site: Site) -> tuple[int, int]:
+    """(soft-404 probes, dead links) among the trap requests of `records`: the crawler's
+    own probes of a made-up path, and fetches of the broken links that real pages carry
+    (Site.dead_links). A crawler must fetch a dead link once to tell it is dead, so
+    these are a floor under any trap share, not a trap it walked into; the share
+    printed still counts them."""
+    dead = site.dead_links()
+    soft = [r["url"] for r in records if site.kind(r["url"]) == "soft404"]
+    probes = sum(1 for u in soft if u.endswith(PROBE_SUFFIX))
+    return probes, sum(1 for u in soft if u in dead)
 
 
 def ended_by_itself(log: str, killed: bool, caps: Caps) -> str:
@@ -259,9 +277,10 @@ def run_one(label: str, name: str, args: argparse.Namespace, paths: tuple[Path, 
         records = [r for r in web.requests() if r["path"] != "/robots.txt"]
         figures = measure(records, real, web.is_trap, web.is_non_page)
         kinds = Counter(web.site.kind(r["url"]) for r in records)
+        unjudged = unjudged_requests(records, web.site)
     log = (out / "crawl.log").read_text(errors="replace")
     ended = ended_by_itself(log, killed, caps)
-    result = TrapRun(label, name, *figures, ended=ended, wall_s=wall, kinds=kinds)
+    result = TrapRun(label, name, *figures, ended, wall, kinds, unjudged)
     if result.requests == 0:
         print(f"  {label}: no request reached the web; log tail:\n{log[-3000:]}")
     return result
@@ -291,6 +310,19 @@ def ratio_rows(results: Sequence[TrapRun]) -> list[list[str]]:
             ]
             rows.append([f"ours / {other}", *(fmt(c, ".2f") for c in cells), ""])
     return rows
+
+
+def unjudged_lines(results: Sequence[TrapRun]) -> str:
+    """Per run, the trap requests no crawler can judge before it fetches them."""
+    lines = ["\ntrap requests no crawler can judge before fetching (counted in the share)"]
+    for r in results:
+        probes, dead = r.unjudged
+        rest = r.trap_share - (probes + dead) / r.requests if r.requests else math.nan
+        lines.append(
+            f"{r.name}: {probes} soft-404 probes, {dead} dead links on real pages; "
+            f"trap share without them {fmt(rest, '.3f')}"
+        )
+    return "\n".join(lines)
 
 
 def kinds_table(results: Sequence[TrapRun], shown: Sequence[str] = ()) -> str:
@@ -348,6 +380,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--alternates", type=alternate_styles, default=[], help="comma list of view styles"
     )
+    parser.add_argument(
+        "--deal-styles", action="store_true", help="dealt:SEED: the options above dealt too"
+    )
     parser.add_argument("--before-commit", default=BEFORE_COMMIT)
     parser.add_argument("--before-root", default="", help="an existing checkout to run as before")
     args = parser.parse_args(argv)
@@ -356,6 +391,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     if unknown:
         parser.error(f"--runs: unknown {sorted(unknown)}; choose from {','.join(RUNS)}")
     try:
+        if args.deal_styles:
+            print(f"--web {args.web} dealt the styles: {deal_styles(args) or '(none)'}")
         restyled(web_spec(args.web), args)  # a misspelt web or style stops here
     except (argparse.ArgumentTypeError, ValueError) as e:
         parser.error(str(e))
@@ -380,6 +417,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     shown = ["generator"] if args.generators else []
     shown += ["redirect_trap"] if args.redirect_traps else []
     print(kinds_table(results, shown + (["alternate"] if args.alternates else [])))
+    print(unjudged_lines(results))
     print(NOISE_NOTE)
 
 

@@ -3,6 +3,7 @@ integration tests compare a crawl against (``Site.pages``)."""
 
 from __future__ import annotations
 
+import functools
 from collections import deque
 from collections.abc import Callable, Iterable
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -10,7 +11,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from protego import Protego
 
 from .routes import Route
-from .spec import HostSpec
+from .spec import SESSION_PARAMS, HostSpec
 
 RouteLookup = Callable[[str, str], Route]  # (host, path) -> what the site serves there
 
@@ -25,6 +26,12 @@ def normalize(url: str, drop: frozenset[str] = frozenset()) -> str:
         if not k.startswith("utm_") and k not in drop
     ]
     return urlunsplit((parts.scheme, parts.netloc, parts.path or "/", urlencode(query), ""))
+
+
+def token_free(hosts: Iterable[HostSpec]) -> Callable[[str], str]:
+    """normalize() with the session parameters of `hosts` dropped too."""
+    drop = frozenset(SESSION_PARAMS[h.session] for h in hosts if h.session)
+    return functools.partial(normalize, drop=drop)
 
 
 def robots_checker(h: HostSpec) -> Callable[[str], bool]:
@@ -80,3 +87,21 @@ def polite_pages(
             if found.kind == "page":
                 queue.extend(link.target for link in found.links)
     return result
+
+
+def linked_of_kind(
+    pages: Iterable[str],
+    route: RouteLookup,
+    kind: Callable[[str], str],
+    wanted: str,
+    canonical: Callable[[str], str],
+) -> set[str]:
+    """The `canonical` URLs of `wanted` kind that `pages` link."""
+    found = set()
+    for url in pages:
+        parts = urlsplit(url)
+        path = parts.path + (f"?{parts.query}" if parts.query else "")
+        for link in route(parts.hostname or "", path).links:
+            if kind(link.target) == wanted:
+                found.add(canonical(link.target))
+    return found

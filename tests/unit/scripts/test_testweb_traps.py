@@ -204,6 +204,18 @@ def test_real_pages_link_a_few_broken_paths(site: Site) -> None:
         assert all(site.respond(host, _path(u)).status == 200 for u in broken)
 
 
+def test_dead_links_are_the_broken_links_real_pages_carry_token_free(site: Site) -> None:
+    dead = site.dead_links()
+    pages = [f"/page/{n}" for n in range(1, 21)]
+    mall = {u for p in pages for u in _links(site, "mall.test", p) if site.is_trap(u)}
+    assert mall <= dead and all(site.kind(u) == "soft404" for u in dead)
+    # news.test stamps ?s=<token> on its links: the crawler cuts it, and so does the oracle.
+    news = [u for u in dead if "//news.test:" in u]
+    assert news and not [u for u in news if "?" in u], news
+    made_up = _links(site, "mall.test", _path(sorted(mall)[0]))  # a not-found page's own
+    assert not {u for u in made_up if site.kind(u) == "soft404"} & dead
+
+
 # ---- session ids ---------------------------------------------------------------------
 
 
