@@ -6,12 +6,16 @@ from __future__ import annotations
 import functools
 from collections import deque
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from protego import Protego
 
 from .routes import Route
 from .spec import SESSION_PARAMS, HostSpec
+
+if TYPE_CHECKING:
+    from .sites import Site
 
 RouteLookup = Callable[[str, str], Route]  # (host, path) -> what the site serves there
 
@@ -89,19 +93,15 @@ def polite_pages(
     return result
 
 
-def linked_of_kind(
-    pages: Iterable[str],
-    route: RouteLookup,
-    kind: Callable[[str], str],
-    wanted: str,
-    canonical: Callable[[str], str],
-) -> set[str]:
-    """The `canonical` URLs of `wanted` kind that `pages` link."""
+def dead_links(site: Site) -> set[str]:
+    """The broken links the real pages of `site` carry (soft404.py's broken_links),
+    token-free: a crawler fetches each once to tell that it is dead."""
+    canonical = token_free(site.spec.hosts)
     found = set()
-    for url in pages:
+    for url in site.real_pages():
         parts = urlsplit(url)
         path = parts.path + (f"?{parts.query}" if parts.query else "")
-        for link in route(parts.hostname or "", path).links:
-            if kind(link.target) == wanted:
+        for link in site.route(parts.hostname or "", path).links:
+            if site.kind(link.target) == "soft404":
                 found.add(canonical(link.target))
     return found

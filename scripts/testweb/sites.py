@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 
 from .changes import ChangeClock
 from .decorate import decorate
-from .expected import linked_of_kind, polite_pages, token_free
+from .expected import polite_pages, token_free
 from .families import Extras
 from .prose import render, seeded_rng
 from .routes import (
@@ -356,13 +356,6 @@ class Site:
         ]
         canonical = token_free(hosts)
         return polite_pages(starts, hosts, self.port, self.route, ("page",), canonical)
-
-    def dead_links(self) -> set[str]:
-        """The broken links real pages carry (soft404.py's broken_links), token-free: a
-        crawler fetches each once to tell that it is dead."""
-        return linked_of_kind(
-            self.real_pages(), self.route, self.kind, "soft404", token_free(self.spec.hosts)
-        )
 
     def kind(self, url: str) -> str:
         """The route kind this web serves at `url` ("foreign" off the web)."""
