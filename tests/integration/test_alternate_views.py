@@ -20,6 +20,11 @@ STYLES = ["replytocom", "print", "share", "history"]
 # refuses (the page's files, its closed calendar) stopped counting as a copy's new items,
 # the blog's reply copies were "listings with items of their own": 235 views.
 MAX_VIEWS_PER_HOST = 40
+# A shop whose products are slugs with a number (/shop/shoes/blue-shoe-12), each a URL
+# pattern of its own, with reply copies of words of their own (trap prose): the copies are
+# judged with their siblings' (the family /shop/shoes/<W>?replytocom): 24 views measured,
+# 103 when each product's copies were judged alone (3 a product).
+MAX_SLUG_SHOP_VIEWS = 50
 # Two workers: a crawl long enough (~20 s) that both lease pages of every host.
 LATENCY_MS = 40
 
@@ -51,3 +56,13 @@ def test_two_workers_close_alternate_views(
     web, requests = crawl_with_workers(spec, tmp_path, redis_url, "views")
     views = Counter(r["host"] for r in requests if web.site.kind(r["url"]) == "alternate")
     assert max(views.values()) <= MAX_VIEWS_PER_HOST, views
+
+
+def test_views_of_numbered_slugs_are_judged_with_their_siblings(tmp_path: Path) -> None:
+    shop = HostSpec("shop.test", pages=20, shop_categories=4, shop_products=12)
+    shop.facet_variants = ["slugs"]
+    shop.alternates = ["replytocom"]
+    spec = WebSpec(hosts=[shop], seed=31, base_ip="127.0.58.11", trap_prose=80)
+    web, _, requests = crawl_to_its_end(spec, tmp_path)
+    views = [r["path"] for r in requests if web.site.kind(r["url"]) == "alternate"]
+    assert len(views) <= MAX_SLUG_SHOP_VIEWS, views
