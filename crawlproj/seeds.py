@@ -4,6 +4,12 @@ A seed list is hand-made input: one bad line (not a URL, not UTF-8, longer than 
 frontier admits) is logged with its line number and skipped, so it never costs the
 other seeds or ends the crawl in a traceback. Only when no valid seed remains is
 the argument refused (SeedError, one line saying what to fix).
+
+A file line that is a host name without a scheme (`example.org`, `docs.example.org/en/`,
+as lists of sites are often written) is crawled as http:// and logged as a WARNING with
+its line number: http, because an https-only site redirects it there, while https on an
+http-only site fails and loses the seed (Heritrix assumes http:// too). Only in a file:
+on the command line `seeds.txt` misspelt would read as a host.
 """
 
 from __future__ import annotations
@@ -22,6 +28,12 @@ logger = logging.getLogger(__name__)
 
 # Longer URLs are cut in the log line: one 100 KB line would drown the log.
 _SHOWN_MAX_CHARS = 200
+# A host name (dotted labels, or localhost) with an optional port, then a path or nothing:
+# what a scheme-less seed line must start with to be taken as http://.
+_BARE_HOST = re.compile(
+    r"(?:localhost|(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)+[A-Za-z][A-Za-z0-9-]*)"
+    r"\.?(?::[0-9]{1,5})?(?:[/?#].*)?"
+)
 
 
 class SeedError(ValueError):
@@ -76,6 +88,10 @@ def read_seed_arg(
     where, candidates = _candidates(arg)
     seeds: list[SeedLine] = []
     for line_no, url in candidates:
+        if line_no and "://" not in url and _BARE_HOST.fullmatch(url):
+            url = "http://" + url
+            if report:
+                logger.warning("Seed %s:%d has no scheme: crawling %s", where, line_no, _shown(url))
         problem = seed_problem(url, max_length)
         if problem is None:
             seeds.append(SeedLine(url, line_no))

@@ -29,6 +29,23 @@ def test_bad_lines_are_logged_with_line_numbers(tmp_path: Path, caplog) -> None:
     assert f"{path}:2" in caplog.text and f"{path}:3" in caplog.text
 
 
+def test_a_file_line_that_is_a_host_without_a_scheme_is_crawled_as_http(
+    tmp_path: Path, caplog
+) -> None:
+    path = tmp_path / "seeds.txt"
+    lines = ["example.org", "docs.example.org:8080/en/?a=1", "localhost/x", "b.test/y"]
+    path.write_text("\n".join([*lines, "not a host", "mailto:x@a.test", "/path", "a..b"]))
+    with caplog.at_level(logging.WARNING):
+        seeds = read_seed_arg(str(path))
+    assert [(s.url, s.line_no) for s in seeds] == [
+        ("http://" + line, n) for n, line in enumerate(lines, start=1)
+    ]
+    assert f"{path}:1 has no scheme: crawling http://example.org" in caplog.text
+    assert all(f"{path}:{n}" in caplog.text for n in (5, 6, 7, 8))  # skipped, with a reason
+    with pytest.raises(SeedError, match="does not exist"):
+        read_seed_arg("example.org")  # on the command line a name is a file name
+
+
 def test_comma_separated_urls() -> None:
     seeds = read_seed_arg("http://a.test/, http://b.test/")
     assert [s.url for s in seeds] == ["http://a.test/", "http://b.test/"]
