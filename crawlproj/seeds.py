@@ -91,7 +91,7 @@ def read_seed_arg(
         if line_no and "://" not in url and _BARE_HOST.fullmatch(url):
             url = "http://" + url
             if report:
-                logger.warning("Seed %s:%d has no scheme: crawling %s", where, line_no, _shown(url))
+                logger.warning("Seed %s:%d has no scheme: taken as %s", where, line_no, _shown(url))
         problem = seed_problem(url, max_length)
         if problem is None:
             seeds.append(SeedLine(url, line_no))

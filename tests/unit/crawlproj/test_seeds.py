@@ -40,7 +40,7 @@ def test_a_file_line_that_is_a_host_without_a_scheme_is_crawled_as_http(
     assert [(s.url, s.line_no) for s in seeds] == [
         ("http://" + line, n) for n, line in enumerate(lines, start=1)
     ]
-    assert f"{path}:1 has no scheme: crawling http://example.org" in caplog.text
+    assert f"{path}:1 has no scheme: taken as http://example.org" in caplog.text
     assert all(f"{path}:{n}" in caplog.text for n in (5, 6, 7, 8))  # skipped, with a reason
     with pytest.raises(SeedError, match="does not exist"):
         read_seed_arg("example.org")  # on the command line a name is a file name
