@@ -16,6 +16,16 @@
 -- A.events: list of {t='done'|'ack'|'release', id, at, status, retry_after, timeout, fail,
 -- latency, block_until, o, host, pt}
 
+-- A lease dropped before the download: its start (lease.lua's last_start) must not space
+-- the IP's next fetch. With nothing else in flight the last fetch's end does; each
+-- dropped URL cost a whole delay before (a trap web's closed patterns, dropped at
+-- dispatch, held a host to a third of its polite rate at FRONTIER_DELAY 0.25). With
+-- another lease in flight (FRONTIER_IP_CONCURRENCY > 1) the start stays: never sooner.
+local function uncharge(ip)
+  if num(redis.call('HGET', F.ip .. ip, 'inflight'), 0) > 0 then return end
+  redis.call('HSET', F.ip .. ip, 'last_start', num(redis.call('HGET', F.ip .. ip, 'last_end'), 0))
+end
+
 for _, ev in ipairs(A.events) do
   local ip = string.match(ev.id, '^(.*)#')
   if ev.t == 'done' then
@@ -47,7 +57,10 @@ for _, ev in ipairs(A.events) do
     if held then
       -- '1': dropped before the downloader (robots, middleware): nothing was fetched,
       -- so the IP is freed without charging its clock. '2': fetched and processed.
-      if held == '1' then stat('dropped_before_download') end
+      if held == '1' then
+        stat('dropped_before_download')
+        uncharge(ip)
+      end
       settle(ip)
     end
     stat('acked')

@@ -80,3 +80,32 @@ def test_a_fetched_page_holds_its_ip_until_its_ack(make_frontier) -> None:
     assert held.leases == [] and held.next_due is None  # off the ready heap while held
     assert len(after_ack.leases) == 1
     assert early.leases == [] and len(on_time.leases) == 1
+
+
+def test_a_lease_dropped_before_the_download_does_not_space_the_next_fetch(
+    make_frontier,
+) -> None:
+    # Dispatch drops a leased URL whose pattern closed (or robots forbids it) without a
+    # byte sent: the IP's next fetch is due a delay after its last real fetch, not after
+    # the dropped lease (which cost a whole delay per dropped URL: a trap web's closed
+    # patterns made a host crawl at a third of its polite rate at FRONTIER_DELAY 0.25).
+    async def go():
+        frontier, clock = make_frontier()
+        await frontier.admit(items(["10.3.0.9"], 4))
+        first = await lease_one(frontier)
+        ended = clock.now + FETCH_S
+        await finish(frontier, first, ended)
+        clock.now = ended + DELAY_S
+        dropped = await lease_one(frontier)
+        clock.now += 0.01
+        await frontier.report([DownloadEvent("ack", dropped, clock.now)])  # never fetched
+        right_after = await frontier.lease(5)
+        fetched = right_after.leases[0][0]
+        await frontier.report([DownloadEvent("done", fetched, clock.now + FETCH_S, 200)])
+        clock.now += FETCH_S + 0.01
+        await frontier.report([DownloadEvent("ack", fetched, clock.now)])
+        return right_after, await frontier.lease(5)
+
+    right_after, too_soon = run(go())
+    assert len(right_after.leases) == 1  # due at once: the drop charged nothing
+    assert too_soon.leases == []  # a real fetch still spaces the next by the delay
