@@ -273,6 +273,12 @@ async def map_slots(client: AnyAsyncRedis) -> AnyAsyncRedis:
     return client
 
 
+# Connections an async client may open at once. redis-py 8 caps a redis.asyncio pool at
+# 100 by default and raises "Too many connections" past it: a crawl starting on 120 hosts
+# (their robots, DNS and admits at once) took that for Redis being down and closed.
+ASYNC_MAX_CONNECTIONS = 2_000
+
+
 def async_twin(client: AnyRedis) -> AnyAsyncRedis:
     """A redis.asyncio client on the same server or cluster as a sync one."""
     if isinstance(client, RedisCluster):
@@ -282,7 +288,8 @@ def async_twin(client: AnyRedis) -> AnyAsyncRedis:
         return AsyncRedisCluster(host=node.host, port=node.port, **auth)
     kwargs = client.connection_pool.connection_kwargs
     keep = ("host", "port", "db", "username", "password")
-    return aioredis.Redis(**{k: kwargs[k] for k in keep if k in kwargs})
+    kept = {k: kwargs[k] for k in keep if k in kwargs}
+    return aioredis.Redis(**kept, max_connections=ASYNC_MAX_CONNECTIONS)
 
 
 class RedisLifecycle:
@@ -332,7 +339,9 @@ class RedisLifecycle:
         """A redis.asyncio client on the same server (or cluster), for the reactor loop."""
         if isinstance(self.client, RedisCluster):
             return AsyncRedisCluster.from_url(self.url_in_use, socket_connect_timeout=5)
-        return aioredis.Redis.from_url(self.url_in_use, socket_connect_timeout=5)
+        return aioredis.Redis.from_url(
+            self.url_in_use, socket_connect_timeout=5, max_connections=ASYNC_MAX_CONNECTIONS
+        )
 
     def close(self) -> None:
         if self._client is not None:
