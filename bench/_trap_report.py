@@ -75,14 +75,17 @@ def measure(
     return n, len(covered) / len(real), share(traps), share(non_pages), t90
 
 
-def unjudged_requests(records: Sequence[dict[str, Any]], site: Site) -> tuple[int, int]:
+def unjudged_requests(
+    records: Sequence[dict[str, Any]], kinds: Sequence[str], site: Site, real: set[str]
+) -> tuple[int, int]:
     """(soft-404 probes, dead links) among the trap requests of `records`: the crawler's
     own probes of a made-up path, and fetches of the broken links that real pages carry
     (expected.dead_links). A crawler must fetch a dead link once to tell it is dead, so
     these are a floor under any trap share, not a trap it walked into; the share
-    printed still counts them."""
-    dead = dead_links(site)
-    soft = [r["url"] for r in records if site.kind(r["url"]) == "soft404"]
+    printed still counts them. `kinds`: each record's route kind; `real`: the
+    web's real pages."""
+    dead = dead_links(site, real)
+    soft = [r["url"] for r, kind in zip(records, kinds, strict=True) if kind == "soft404"]
     probes = sum(1 for u in soft if u.endswith(PROBE_SUFFIX))
     return probes, sum(1 for u in soft if u in dead)
 

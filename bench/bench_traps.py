@@ -212,8 +212,9 @@ def run_one(label: str, name: str, args: argparse.Namespace, paths: tuple[Path, 
         wall = time.monotonic() - started
         records = [r for r in web.requests() if r["path"] != "/robots.txt"]
         figures = measure(records, real, web.is_trap, web.is_non_page)
-        kinds = Counter(web.site.kind(r["url"]) for r in records)
-        unjudged = unjudged_requests(records, web.site)
+        each = [web.site.kind(r["url"]) for r in records]
+        kinds = Counter(each)
+        unjudged = unjudged_requests(records, each, web.site, real)
     log = (out / "crawl.log").read_text(errors="replace")
     ended = ended_by_itself(log, killed, caps)
     result = TrapRun(label, name, *figures, ended, wall, kinds, unjudged)

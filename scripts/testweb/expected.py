@@ -93,12 +93,13 @@ def polite_pages(
     return result
 
 
-def dead_links(site: Site) -> set[str]:
-    """The broken links the real pages of `site` carry (soft404.py's broken_links),
-    token-free: a crawler fetches each once to tell that it is dead."""
+def dead_links(site: Site, real_pages: Iterable[str]) -> set[str]:
+    """The broken links `real_pages` of `site` carry (soft404.py's broken_links; its
+    Site.real_pages, which the caller has), token-free: a crawler fetches each once to
+    tell that it is dead."""
     canonical = token_free(site.spec.hosts)
     found = set()
-    for url in site.real_pages():
+    for url in real_pages:
         parts = urlsplit(url)
         path = parts.path + (f"?{parts.query}" if parts.query else "")
         for link in site.route(parts.hostname or "", path).links:
