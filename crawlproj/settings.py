@@ -54,6 +54,9 @@ FRONTIER_QUARANTINE_AFTER = 5
 FRONTIER_QUARANTINE_S = 600.0
 # Cap (s) on that doubling: an IP down for a day is still probed (600 s x2 5 times: 5.3 h).
 FRONTIER_QUARANTINE_MAX = 21600.0
+# An IP whose every fetch failed for this long (s), a quarantine included, is down: its
+# queued URLs are given up so the crawl can end (0 = wait for it however long).
+FRONTIER_DOWN_AFTER = 1800.0
 # delay >= factor x moving average of response times (README "Politeness"); 0 = off.
 FRONTIER_ADAPTIVE_DELAY_FACTOR = 2.0
 # Seconds between frontier polls when this worker has nothing ready.

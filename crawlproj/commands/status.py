@@ -154,6 +154,7 @@ class Command(OperatorCommand):
             "last_fetch_end": state.last_end,
             "blocked_until": state.blocked_until,
             "paused": state.paused,
+            "down_since": state.down_since,
             "host_keys": state.host_keys,  # an IP inside FRONTIER_HOST_IP_NETWORKS: its hosts'
             "fetched": counts.pop("fetched", 0),
             "outcomes": counts,

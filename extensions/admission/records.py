@@ -223,8 +223,18 @@ CATCH_META = "frontier_catch_all"  # a decoded catch-all URL's meta flag
 # queued before this worker saw the sidebar (Admission.unproven_filter).
 FACET_MARK = "F|"
 FACET_CAP_META = "frontier_facet_capped"  # a decoded capped filter's meta flag
-# A record's marks, outermost first: a probe's or a catch-all's, then a capped filter's.
-_MARKS = ((PROBE_MARK, PROBE_META), (CATCH_MARK, CATCH_META), (FACET_MARK, FACET_CAP_META))
+# The lease script marks a record of an IP that is down (every fetch failed for
+# FRONTIER_DOWN_AFTER): dispatch gives it up unfetched. Only in a lease's reply.
+DOWN_MARK = "D|"
+DOWN_META = "frontier_ip_down"  # a decoded down IP's record's meta flag
+# A record's marks, outermost first: a lease's down mark, a probe's or a catch-all's, then
+# a capped filter's.
+_MARKS = (
+    (DOWN_MARK, DOWN_META),
+    (PROBE_MARK, PROBE_META),
+    (CATCH_MARK, CATCH_META),
+    (FACET_MARK, FACET_CAP_META),
+)
 
 
 def mark_recrawl(record: str, recrawl: bool) -> str:

@@ -107,6 +107,7 @@ class IpState:
     last_end: float | None
     blocked_until: float | None
     paused: bool
+    down_since: float | None  # given up as down (FRONTIER_DOWN_AFTER): `scrapy resume` clears
     # An IP inside FRONTIER_HOST_IP_NETWORKS: its per-host keys with a back queue or due.
     host_keys: dict[str, dict[str, Any]]
 
@@ -167,9 +168,12 @@ class FrontierAdmin(RecrawlVerbs):
             return Change(None, sum(bool(self.client.set(key, 1, nx=True)) for key in switches))
         assert isinstance(target, str)
         ip = self.ip_of(target)
-        paused_ips = self.keys.for_ip(ip).key("paused_ips")
+        shard = self.keys.for_ip(ip)
+        paused_ips = shard.key("paused_ips")
         if active:
-            return Change(ip, int(self.client.hdel(paused_ips, ip)))
+            # Resuming also takes back an IP given up as down (outcome.lua gone_down).
+            down = self.client.hdel(shard.ip_state(ip), "down", "failing_since")
+            return Change(ip, int(self.client.hdel(paused_ips, ip)) + int(down > 0))
         return Change(ip, int(self.client.hset(paused_ips, ip, target)))
 
     def set_delay(self, target: str, seconds: float | None) -> Change:
@@ -310,6 +314,7 @@ class FrontierAdmin(RecrawlVerbs):
             last_end=float(state["last_end"]) if "last_end" in state else None,
             blocked_until=float(state["blocked_until"]) if "blocked_until" in state else None,
             paused=bool(self.client.hexists(shard.key("paused_ips"), ip)),
+            down_since=float(state["down"]) if "down" in state else None,
             host_keys={k: self._key_summary(k, lanes) for k in self._host_keys(ip)},
         )
 

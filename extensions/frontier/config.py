@@ -33,6 +33,7 @@ FRONTIER = Table(
     Setting(
         "FRONTIER_QUARANTINE_MAX", "quarantine_max_s", float, at_least("FRONTIER_QUARANTINE_S")
     ),
+    Setting("FRONTIER_DOWN_AFTER", "down_after_s", float, at_least(0)),
     Setting("FRONTIER_ADAPTIVE_DELAY_FACTOR", "adaptive_factor", float, at_least(0)),
     # 0 would never give a halved rate back; 1 is back to full speed at the first success.
     Setting("FRONTIER_RATE_STEP", "rate_step", float, above(0), at_most(1)),

@@ -46,6 +46,7 @@ class FrontierConfig:
     quarantine_after: int  # consecutive failures that quarantine an IP
     quarantine_s: float  # how long a quarantined IP waits the first time
     quarantine_max_s: float  # cap on a quarantine doubled per repeat without a success
+    down_after_s: float  # failing this long, a quarantine included, the IP is down (0 = never)
     adaptive_factor: float  # delay >= factor x moving average of response times (0 = off)
     rate_step: float  # AIMD: share of full speed each success gives back after a 429/503
     max_pages_per_host: int  # URLs admitted per host per crawl (0 = no budget)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
@@ -19,7 +20,7 @@ from scrapy import Request
 from extensions.admission.filters import host_of
 from extensions.admission.noise import strip_params
 from extensions.admission.prioritizer import SOURCE_META
-from extensions.admission.records import CATCH_META, FACET_CAP_META, PROBE_META
+from extensions.admission.records import CATCH_META, DOWN_META, FACET_CAP_META, PROBE_META
 from extensions.frontier.background import REDIS_ERRORS
 from extensions.frontier.core import DownloadEvent
 from extensions.frontier.hops import RobotsHops
@@ -38,6 +39,9 @@ if TYPE_CHECKING:
     from extensions.frontier.leases import LeaseBook
     from extensions.frontier.sharded import ShardedFrontier
     from extensions.robots.gate import RobotsGate
+
+
+logger = logging.getLogger(__name__)
 
 
 class Dispatch:
@@ -67,6 +71,7 @@ class Dispatch:
         self.clock = clock
         self.sitemaps = sitemaps  # ROBOTS_SITEMAPS
         self.robots_fetches: dict[str, asyncio.Task[None]] = {}  # lease id -> fetch
+        self.named_down: set[str] = set()  # down IPs this worker has logged
 
     async def dispatch_all(self, requests: list[Request]) -> None:
         if requests and self.robots is not None:
@@ -90,6 +95,9 @@ class Dispatch:
         return "facet_cap" if self.admission.unproven_filter(url) else None
 
     def dispatch(self, request: Request) -> None:
+        if request.meta.get(DOWN_META):
+            self._give_up(request)
+            return
         if self.admission.block_rules.match(request.url) is not None:
             self.drop(request, "blocked")
             return
@@ -121,6 +129,21 @@ class Dispatch:
             self.book.buffer.append(request)
         else:
             self.drop(request, "robots_forbidden")
+
+    def _give_up(self, request: Request) -> None:
+        """A queued URL of an IP that is down (outcome.lua gone_down): dropped unfetched,
+        the IP named once per worker so the operator knows what the crawl gave up."""
+        key = request.meta["download_slot"]
+        if key not in self.named_down:
+            self.named_down.add(key)
+            logger.warning(
+                "Giving up the queued URLs of %s (%s): every fetch failed for "
+                "FRONTIER_DOWN_AFTER; `scrapy resume %s` takes it back for new URLs",
+                key,
+                host_of(request.url),
+                host_of(request.url),
+            )
+        self.drop(request, "ip_down")
 
     def release(self, request: Request, block_until: float | None = None) -> None:
         """Hand a leased request back to the head of its queue, unfetched; the IP is

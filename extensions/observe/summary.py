@@ -57,6 +57,12 @@ class DistinctCount:
         return round(estimate)
 
 
+# Dispatch drops (frontier/dropped/<why>) of URLs lost to an unreachable server, not to a
+# crawl decision: a down IP (outcome.lua gone_down) or an origin whose robots.txt stayed
+# unavailable (ROBOTS_MAX_ERROR_RETRIES). "0 errors" alone hid them.
+GIVEN_UP = ("ip_down", "robots_unavailable")
+
+
 class CrawlSummary:
     """Counts pages, hosts and errors; logs them at close and writes CRAWL_SUMMARY_FILE."""
 
@@ -85,6 +91,7 @@ class CrawlSummary:
             "pages": stats.get("item_scraped_count", 0),
             "hosts": len(self.hosts),
             "errors": errors,
+            "given_up": sum(stats.get(f"frontier/dropped/{why}", 0) for why in GIVEN_UP),
             "responses": stats.get("response_received_count", 0),
             "elapsed_s": round(time.monotonic() - self.started, 2),
         }
@@ -93,6 +100,7 @@ class CrawlSummary:
         summary = self.summary(reason)
         logger.info(
             "Crawl summary: %(pages)d pages from %(hosts)d hosts, %(errors)d errors, "
+            "%(given_up)d URLs given up (server unreachable), "
             "%(elapsed_s).1fs (%(reason)s)",
             summary,
         )

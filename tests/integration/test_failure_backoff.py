@@ -10,6 +10,7 @@ from scripts.crawlrun import run_crawl, write_seeds
 from scripts.testweb import HostSpec, TestWeb, WebSpec
 from scripts.testweb.spec import StatusOverride
 from tests.integration.drip_web import DripWeb
+from tests.integration.dying_web import DyingWeb
 from tests.integration.test_gates import stats_of
 
 # Server clocks and the crawler's are the same clock; this absorbs time.time() granularity
@@ -91,3 +92,29 @@ def test_a_page_answered_429_five_times_is_fetched_once_the_server_relents(
     stats = stats_of(result)
     assert stats["frontier/backoff_requeued"] == 5
     assert "frontier/backoff_gave_up" not in stats
+
+
+def test_a_server_that_dies_mid_crawl_is_given_up_and_the_crawl_ends(tmp_path: Path) -> None:
+    # Quarantine after 2 failures in a row for 1 s; down after 2 s of failing. Before
+    # FRONTIER_DOWN_AFTER the queued pages waited out quarantines doubled up to 6 h.
+    with DyingWeb() as web:
+        seeds = write_seeds(tmp_path / "seeds.txt", [web.url()])
+        settings = {
+            "DNS_HOSTS_MAP": {web.HOST: web.ADDRESS},
+            "FRONTIER_DELAY": 0.2,
+            "FRONTIER_FAILURE_BACKOFF_BASE": 1.0,
+            "FRONTIER_QUARANTINE_AFTER": 2,
+            "FRONTIER_QUARANTINE_S": 1.0,
+            "FRONTIER_DOWN_AFTER": 2.0,
+        }
+        result = run_crawl(seeds, tmp_path / "data", settings, timeout=120)
+    assert result.returncode == 0, result.log[-3000:]
+    assert web.dead.is_set() and len(web.served) == web.LIVE_PAGES
+    stored = {i["url"] for i in result.items if i["status"] == 200}
+    assert stored == {web.url(path) for path in web.served}  # nothing lost before it died
+    stats = stats_of(result)
+    assert stats["frontier/redis/ip_down"] == 1
+    given_up = stats["frontier/dropped/ip_down"]
+    assert isinstance(given_up, int) and given_up >= web.PAGES - web.LIVE_PAGES - 3
+    assert f"Giving up the queued URLs of {web.ADDRESS} ({web.HOST})" in result.log
+    assert f"{given_up} URLs given up (server unreachable)" in result.log

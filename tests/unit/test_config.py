@@ -138,6 +138,7 @@ BAD = [
     ("FRONTIER_QUARANTINE_AFTER", 0, ">= 1, not 0"),
     ("FRONTIER_QUARANTINE_S", -1, ">= 0, not -1"),
     ("FRONTIER_QUARANTINE_MAX", 60, ">= FRONTIER_QUARANTINE_S (600), not 60"),
+    ("FRONTIER_DOWN_AFTER", -1, ">= 0, not -1"),
     ("FRONTIER_RATE_STEP", 0, "> 0, not 0"),
     ("FRONTIER_RATE_STEP", 1.5, "<= 1, not 1.5"),
     ("FRONTIER_ADAPTIVE_DELAY_FACTOR", -0.5, ">= 0, not -0.5"),

@@ -27,6 +27,15 @@ local function paused(ip)
   return at ~= nil and redis.call('HEXISTS', K.paused_ips, at) == 1
 end
 
+-- A down IP's records go out marked (records.py DOWN_MARK, after a re-crawl's own mark)
+-- for dispatch to give up unfetched (outcome.lua gone_down); lease_data keeps them as
+-- queued. A lease like any other: its drop is acked, and the crawl can end.
+local function marked_if_down(ip, rec)
+  if not redis.call('HGET', F.ip .. ip, 'down') then return rec end
+  if string.sub(rec, 1, 2) == 'R|' then return 'R|D|' .. string.sub(rec, 3) end
+  return 'D|' .. rec
+end
+
 reclaim(100)
 local leases = {}
 -- Kill switch: nothing leaves while the crawl is paused (reclaiming goes on).
@@ -55,7 +64,7 @@ for _ = 1, 4 do
       redis.call('ZADD', K.leases, NOW + CFG.lease_ttl, id)
       redis.call('HINCRBY', F.ip .. ip, 'inflight', 1)
       redis.call('HSET', F.ip .. ip, 'last_start', NOW)
-      leases[#leases + 1] = {id, rec}
+      leases[#leases + 1] = {id, marked_if_down(ip, rec)}
       schedule_ip(ip)
     end
   end

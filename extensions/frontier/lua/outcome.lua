@@ -3,7 +3,8 @@
 -- IP (a failure lengthens the IP's next gap, never shortens it: invariant 7; the ready
 -- heap reads these fields), and the per-host counters operators read.
 -- Keys: F.ip .. ip fields errs (failures in a row: the backoff's exponent), fails (the
--- same without 429/503s), quarantines, blocked_until, throttle, latency, adaptive;
+-- same without 429/503s), quarantines, failing_since, down, blocked_until, throttle,
+-- latency, adaptive;
 -- K.host_stats ("<host>|fetched", "<host>|<class>", "<host>|last_fetch"); K.stats
 -- (backoff, failure_backoff, quarantined).
 --   429/503: blocked for Retry-After (capped) or the backoff, and AIMD: the throttle (a
@@ -11,7 +12,7 @@
 --     of full speed.
 --   timeout, connection refused/reset, other 5xx: blocked for the failure backoff;
 --     CFG.quarantine_after in a row quarantine the IP, doubled per repeat up to
---     CFG.quarantine_max_s (FRONTIER_QUARANTINE_MAX).
+--     CFG.quarantine_max_s (FRONTIER_QUARANTINE_MAX), until the IP is down (gone_down).
 --   any response: the response time's moving average, x CFG.adaptive_factor = adaptive.
 -- A success (any other response) resets the failure counts.
 
@@ -74,6 +75,7 @@ local function speed_up(ip, key)
 end
 
 local function rate_limited(ip, key, ev)
+  redis.call('HDEL', key, 'failing_since', 'down')  -- it answered: not down
   local errs = redis.call('HINCRBY', key, 'errs', 1)
   local wait = num(ev.retry_after, -1)
   if wait < 0 then wait = backoff(CFG.backoff_base, errs) end
@@ -82,17 +84,34 @@ local function rate_limited(ip, key, ev)
   stat('backoff')
 end
 
+-- Down: failures in a row, a quarantine among them, for CFG.down_after_s since the first
+-- (failing_since; any answer resets it). The IP is not tried again: lease.lua marks its
+-- queued URLs and dispatch gives them up unfetched. Without this a host that died
+-- mid-crawl kept the crawl running for days (three tries a URL, each after a quarantine
+-- doubled up to FRONTIER_QUARANTINE_MAX). `scrapy resume` takes it back (admin.py).
+local function gone_down(key, ev)
+  if CFG.down_after_s <= 0 then return false end
+  local since = num(redis.call('HGET', key, 'failing_since'), ev.at)
+  if ev.at - since < CFG.down_after_s then return false end
+  redis.call('HSET', key, 'down', ev.at)
+  stat('ip_down')
+  return true
+end
+
 -- After a quarantine, the first failure without a success in between quarantines again,
--- for twice as long: the IP already failed quarantine_after times in a row.
+-- for twice as long (the IP already failed quarantine_after times in a row), or the IP
+-- is down.
 local function failed(key, ev)
   local errs = redis.call('HINCRBY', key, 'errs', 1)
   local fails = redis.call('HINCRBY', key, 'fails', 1)
   local repeats = num(redis.call('HGET', key, 'quarantines'), 0)
+  redis.call('HSETNX', key, 'failing_since', ev.at)
   if fails < CFG.quarantine_after and repeats == 0 then
     block(key, ev.at + backoff(CFG.failure_backoff_base, errs))
     stat('failure_backoff')
     return
   end
+  if repeats > 0 and gone_down(key, ev) then return end
   -- The cap is >= quarantine_s (config.py checks it): the first quarantine is never cut.
   block(key, ev.at + math.min(CFG.quarantine_s * 2 ^ repeats, CFG.quarantine_max_s))
   redis.call('HSET', key, 'quarantines', repeats + 1)
@@ -110,7 +129,7 @@ local function outcome(ip, ev)
   elseif ev.timeout or ev.fail or status >= 500 then
     failed(key, ev)
   elseif status > 0 then
-    redis.call('HDEL', key, 'errs', 'fails', 'quarantines')
+    redis.call('HDEL', key, 'errs', 'fails', 'quarantines', 'failing_since', 'down')
     speed_up(ip, key)
   end
 end

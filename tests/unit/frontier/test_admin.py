@@ -144,6 +144,16 @@ def test_pausing_a_host_pauses_its_ip_only(admin: FrontierAdmin) -> None:
     assert leased_ips(lease(admin, at=time.time() + 2)) == IPS[:1]
 
 
+def test_resuming_an_ip_takes_it_back_when_it_was_given_up_as_down(admin: FrontierAdmin) -> None:
+    state = admin.keys.for_ip(IPS[0]).ip_state(IPS[0])
+    admin.client.hset(state, mapping={"down": 1.0, "failing_since": 0.5})  # outcome.lua's
+    assert admin.ip_state(IPS[0], CONFIG.lanes).down_since == 1.0  # scrapy status --host
+    assert admin.set_active("A.test.", True).changed == 1
+    assert admin.ip_state(IPS[0], CONFIG.lanes).down_since is None
+    assert admin.client.hmget(state, ["down", "failing_since"]) == [None, None]
+    assert admin.set_active(IPS[0], True).changed == 0
+
+
 def test_a_delay_override_spaces_the_ips_next_fetch(admin: FrontierAdmin) -> None:
     admin.admit([item(IPS[1], n) for n in range(2)], CONFIG)
     assert admin.set_delay(IPS[1], 5.0).changed == 1

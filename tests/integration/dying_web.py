@@ -1,0 +1,50 @@
+"""A one-host web whose server dies mid-crawl: after LIVE_PAGES pages it closes its
+listening socket, so every later fetch is a refused connection (a host that went down for
+good). Its pages are prose of their own, each linking every other page, so no duplicate or
+trap verdict ends the crawl before the server does."""
+
+from __future__ import annotations
+
+import threading
+
+from scripts.testweb.prose import seeded_rng, sentence
+from tests.integration.one_host_web import OneHostWeb
+
+
+class DyingWeb(OneHostWeb):
+    HOST = "dying.test"
+    ADDRESS = "127.0.77.9"
+    PAGES = 30
+    LIVE_PAGES = 6  # pages served before the server dies
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.served: list[str] = []
+        self.dead = threading.Event()
+
+    @property
+    def pages(self) -> list[str]:
+        return [self.url("/")] + [self.url(f"/doc/{n}") for n in range(1, self.PAGES)]
+
+    def answer(self, path: str) -> tuple[str, bytes] | None:
+        if path != "/" and not (path.startswith("/doc/") and path[5:].isdigit()):
+            return None
+        self.served.append(path)
+        if len(self.served) == self.LIVE_PAGES:
+            # Not from the handler's own thread: shutdown() waits for serve_forever.
+            threading.Thread(target=self._die).start()
+        rng = seeded_rng("dying", path)
+        text = " ".join(sentence(rng, 12) for _ in range(20))
+        links = " ".join(f'<a href="/doc/{n}">doc {n}</a>' for n in range(1, self.PAGES))
+        html = f"<html><body><h1>{path}</h1><p>{text}</p><p>{links}</p></body></html>"
+        return "text/html", html.encode()
+
+    def _die(self) -> None:
+        assert self._server is not None
+        self._server.shutdown()
+        self._server.server_close()
+        self.dead.set()
+
+    def __exit__(self, *exc: object) -> None:
+        if not self.dead.is_set():
+            super().__exit__(*exc)
