@@ -41,7 +41,8 @@ FRONTIER_PRIORITY_WEIGHTS = [16, 8, 4, 2, 1]
 # Seconds a lease lives unacked before re-delivery; 0 = DOWNLOAD_TIMEOUT + 60.
 FRONTIER_LEASE_TTL = 0
 # Backoff (s) after a 429/503 without Retry-After / a timeout, reset or 5xx; x2 per failure in
-# a row up to the max (Retry-After too). Retries: failures (a timeout: 1), 429/503s (retry.py).
+# a row up to the max (Retry-After too). Retries: failures (a timeout: 1); waits, outside
+# them: 429/503s and refused connections (retry.py).
 FRONTIER_BACKOFF_BASE = 5.0
 FRONTIER_FAILURE_BACKOFF_BASE = 2.0
 FRONTIER_BACKOFF_MAX = 600.0

@@ -75,7 +75,7 @@ class SchedulerSettings:
     robots_sitemaps: bool
     shards: int  # 0 = auto (sharded.crawl_keys)
     max_processing: int  # fetched pages not yet processed before leasing more; 0 = no bound
-    max_backoffs: int  # 429/503 answers a page waits out before it is given up (retry.py)
+    max_backoffs: int  # 429/503s, or refusals, a page waits out before it is given up
 
 
 SCHEDULER = Table(

@@ -8,7 +8,12 @@ after FRONTIER_MAX_BACKOFFS of them, with a warning and a stat; the spider still
 the last response, so the page has its metadata row (status 429 or 503).
 
 A timed-out page is retried at most once (TIMEOUT_RETRIES): each attempt held the server's
-only slot for the whole DOWNLOAD_TIMEOUT. Other failures keep RETRY_TIMES.
+only slot for the whole DOWNLOAD_TIMEOUT. A connection that never reached the server
+(refused, unroutable: fetch/errors.py "connect") says nothing of the page: like a 429 it
+waits for its IP's backoff outside RETRY_TIMES, as many as FRONTIER_MAX_BACKOFFS times
+(meta["frontier_unreached"]); an IP that stays down is given up whole (outcome.lua, after
+FRONTIER_DOWN_AFTER). RETRY_TIMES alone gave a restarting server's last pages up within
+~7 s, three refused tries in a row. Other failures keep RETRY_TIMES.
 
 Every retry and backoff goes back through the scheduler (engine.crawl), so with the
 frontier it joins its IP's back queue and starts no earlier than the IP's backoff
@@ -18,6 +23,7 @@ leased). Without the frontier (another SCHEDULER) this is Scrapy's RetryMiddlewa
 Stats:
     frontier/backoff_requeued    a 429/503 page sent back to wait for its IP's backoff
     frontier/backoff_gave_up     a page given up after FRONTIER_MAX_BACKOFFS backoffs
+    frontier/unreached_requeued  a page whose connection was refused, sent back to wait
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ logger = logging.getLogger(__name__)
 
 RATE_LIMITED = frozenset({429, 503})
 BACKOFFS_META = "frontier_backoffs"
+UNREACHED_META = "frontier_unreached"
 # The issue's bound: a timeout is retried once, never more, whatever RETRY_TIMES says.
 TIMEOUT_RETRIES = 1
 
@@ -69,11 +76,14 @@ class FrontierRetryMiddleware(RetryMiddleware):
     def process_exception(
         self, request: Request, exception: Exception, spider: Spider | None = None
     ) -> Request | Response | None:
-        if (
-            not isinstance(exception, self.exceptions_to_retry)
-            or request.meta.get("dont_retry", False)
-            or classify(exception) != "timeout"
+        if not isinstance(exception, self.exceptions_to_retry) or request.meta.get(
+            "dont_retry", False
         ):
+            return super().process_exception(request, exception)
+        cause = classify(exception)
+        if cause == "connect" and frontier_scheduler(self.crawler) is not None:
+            return self._unreached(request, exception)
+        if cause != "timeout":
             return super().process_exception(request, exception)
         limit = request.meta.get("max_retry_times", self.max_retry_times)
         assert self.crawler.spider is not None
@@ -85,6 +95,19 @@ class FrontierRetryMiddleware(RetryMiddleware):
             priority_adjust=request.meta.get("priority_adjust", self.priority_adjust),
             give_up_log_level=request.meta.get("give_up_log_level", self.give_up_log_level),
         )
+
+    def _unreached(self, request: Request, exception: Exception) -> Request | Response | None:
+        """The page again, after its IP's failure backoff, without spending a retry; once
+        FRONTIER_MAX_BACKOFFS of them ran out, Scrapy's retries as before."""
+        unreached = request.meta.get(UNREACHED_META, 0) + 1
+        if unreached > self.max_backoffs:
+            return super().process_exception(request, exception)
+        again = request.copy()
+        again.meta[UNREACHED_META] = unreached
+        again.dont_filter = True  # the same URL again: URL-seen would refuse it
+        assert self.crawler.stats is not None
+        self.crawler.stats.inc_value("frontier/unreached_requeued")
+        return again
 
     def _back_off(self, request: Request, response: Response) -> Request | Response:
         """The page again, after its IP's backoff; the response once the backoffs run out."""

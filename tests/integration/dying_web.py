@@ -1,11 +1,13 @@
 """A one-host web whose server dies mid-crawl: after LIVE_PAGES pages it closes its
-listening socket, so every later fetch is a refused connection (a host that went down for
-good). Its pages are prose of their own, each linking every other page, so no duplicate or
-trap verdict ends the crawl before the server does."""
+listening socket, so every later fetch is a refused connection: a host that went down for
+good, or (BlinkingWeb) one that comes back on the same address and port OUTAGE_S later, as
+a server restarting does. Its pages are prose of their own, each linking every other page,
+so no duplicate or trap verdict ends the crawl before the server does."""
 
 from __future__ import annotations
 
 import threading
+import time
 
 from scripts.testweb.prose import seeded_rng, sentence
 from tests.integration.one_host_web import OneHostWeb
@@ -48,3 +50,20 @@ class DyingWeb(OneHostWeb):
     def __exit__(self, *exc: object) -> None:
         if not self.dead.is_set():
             super().__exit__(*exc)
+
+
+class BlinkingWeb(DyingWeb):
+    HOST = "blinking.test"
+    ADDRESS = "127.0.77.10"
+    PAGES = 8
+    LIVE_PAGES = 7  # down with one page left: every try of it falls in the outage
+    OUTAGE_S = 6.0
+    back_at = 0.0  # when it listened again
+
+    def _die(self) -> None:
+        port = self.port
+        super()._die()
+        time.sleep(self.OUTAGE_S)
+        self.back_at = time.time()
+        self._listen(port)
+        self.dead.clear()

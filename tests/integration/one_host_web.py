@@ -24,6 +24,7 @@ class OneHostWeb:
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
         self._server: ThreadingHTTPServer | None = None
+        self._handler: type[BaseHTTPRequestHandler] | None = None
 
     @property
     def host(self) -> str:
@@ -62,9 +63,16 @@ class OneHostWeb:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self._server = ThreadingHTTPServer((self.address, 0), Handler)
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        self._handler = Handler
+        self._listen(0)
         return self
+
+    def _listen(self, port: int) -> None:
+        """Serve on `port` (0: a free one); a web that comes back after an outage calls it
+        again with its old port."""
+        assert self._handler is not None
+        self._server = ThreadingHTTPServer((self.address, port), self._handler)
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
 
     def __exit__(self, *exc: object) -> None:
         if self._server is not None:

@@ -10,7 +10,7 @@ from scripts.crawlrun import run_crawl, write_seeds
 from scripts.testweb import HostSpec, TestWeb, WebSpec
 from scripts.testweb.spec import StatusOverride
 from tests.integration.drip_web import DripWeb
-from tests.integration.dying_web import DyingWeb
+from tests.integration.dying_web import BlinkingWeb, DyingWeb
 from tests.integration.test_gates import stats_of
 
 # Server clocks and the crawler's are the same clock; this absorbs time.time() granularity
@@ -118,3 +118,25 @@ def test_a_server_that_dies_mid_crawl_is_given_up_and_the_crawl_ends(tmp_path: P
     assert isinstance(given_up, int) and given_up >= web.PAGES - web.LIVE_PAGES - 3
     assert f"Giving up the queued URLs of {web.ADDRESS} ({web.HOST})" in result.log
     assert f"{given_up} URLs given up (server unreachable)" in result.log
+
+
+def test_a_server_down_for_a_while_loses_no_page(tmp_path: Path) -> None:
+    # Refused for 6 s with one page left, then back: failures in a row back off 1, 2, 4 s,
+    # so that page's first 3 tries fall in the outage. A refused connection never reached
+    # the server: the page waits for its IP like a 429's, outside RETRY_TIMES (2), which
+    # gave it up at its third try.
+    with BlinkingWeb() as web:
+        seeds = write_seeds(tmp_path / "seeds.txt", [web.url()])
+        settings = {
+            "DNS_HOSTS_MAP": {web.HOST: web.ADDRESS},
+            "FRONTIER_DELAY": 0.2,
+            "FRONTIER_FAILURE_BACKOFF_BASE": 1.0,
+        }
+        result = run_crawl(seeds, tmp_path / "data", settings, timeout=120)
+    assert result.returncode == 0, result.log[-3000:]
+    assert web.back_at > 0
+    stored = {i["url"] for i in result.items if i["status"] == 200}
+    assert stored == set(web.pages), sorted(set(web.pages) - stored)
+    stats = stats_of(result)
+    assert stats["fetch/errors/connect"] >= 3  # the outage was met
+    assert "retry/max_reached" not in stats and "frontier/dropped/ip_down" not in stats

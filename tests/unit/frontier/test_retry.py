@@ -11,6 +11,8 @@ from scrapy import Request, Spider
 from scrapy.exceptions import DownloadTimeoutError
 from scrapy.http import Response
 from scrapy.utils.test import get_crawler
+from twisted.internet.error import ConnectError as TxRefused
+from twisted.internet.error import ConnectionLost as TxConnectionLost
 from twisted.internet.error import ConnectionRefusedError as TxConnectionRefused
 
 from extensions.frontier import retry
@@ -62,10 +64,10 @@ def test_without_the_frontier_a_503_is_scrapys_retry(monkeypatch: pytest.MonkeyP
     assert len(out) == 2 and out[0].meta["retry_times"] == 1
 
 
-def test_a_timeout_is_retried_once_other_failures_retry_times(
+def test_a_timeout_is_retried_once_a_refusal_waits_other_failures_retry_times(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    mw = middleware(monkeypatch, RETRY_TIMES=3)
+    mw = middleware(monkeypatch, RETRY_TIMES=3, FRONTIER_MAX_BACKOFFS=5)
 
     def attempts(exc: Exception) -> int:
         request: Request | None = Request("http://h.test/p")
@@ -76,4 +78,16 @@ def test_a_timeout_is_retried_once_other_failures_retry_times(
         return tries
 
     assert attempts(DownloadTimeoutError("took too long")) == 2
-    assert attempts(TxConnectionRefused()) == 4
+    assert attempts(TxConnectionLost()) == 4  # the server had the request: RETRY_TIMES
+    # Never reached the server: 5 waits for its IP (outcome.lua's backoff; an IP down for
+    # good is given up whole), outside RETRY_TIMES, then Scrapy's 3 retries.
+    assert attempts(TxConnectionRefused()) == 5 + 3 + 1
+    assert mw.crawler.stats.get_value("frontier/unreached_requeued") == 5
+
+
+def test_a_refused_page_goes_back_as_itself_not_as_a_retry(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    again = middleware(monkeypatch).process_exception(Request("http://h.test/p"), TxRefused())
+    assert isinstance(again, Request) and again.dont_filter  # URL-seen has it already
+    assert again.meta[retry.UNREACHED_META] == 1 and "retry_times" not in again.meta
