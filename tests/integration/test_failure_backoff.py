@@ -11,6 +11,7 @@ from scripts.testweb import HostSpec, TestWeb, WebSpec
 from scripts.testweb.spec import StatusOverride
 from tests.integration.drip_web import DripWeb
 from tests.integration.dying_web import BlinkingWeb, DyingWeb
+from tests.integration.one_host_web import OneHostWeb
 from tests.integration.test_gates import stats_of
 
 # Server clocks and the crawler's are the same clock; this absorbs time.time() granularity
@@ -18,16 +19,17 @@ from tests.integration.test_gates import stats_of
 CLOCK_SLACK_S = 0.005
 
 
+def one_host(web: OneHostWeb | DripWeb, **extra: object) -> dict[str, object]:
+    """Settings for a crawl of a one-host web: its name pinned, a 0.2 s delay, and a 1 s
+    failure backoff (the floor) so failures in a row cost seconds, not minutes."""
+    pinned = {"DNS_HOSTS_MAP": {web.HOST: web.ADDRESS}, "FRONTIER_DELAY": 0.2}
+    return {**pinned, "FRONTIER_FAILURE_BACKOFF_BASE": 1.0, **extra}
+
+
 def test_a_dripping_page_is_tried_twice_and_its_ip_waits_the_backoff(tmp_path: Path) -> None:
     with DripWeb() as web:
         seeds = write_seeds(tmp_path / "seeds.txt", [web.url()])
-        settings = {
-            "DNS_HOSTS_MAP": {web.HOST: web.ADDRESS},
-            "FRONTIER_DELAY": 0.2,
-            "DOWNLOAD_TIMEOUT": 2,
-            "FRONTIER_FAILURE_BACKOFF_BASE": 1.0,
-        }
-        result = run_crawl(seeds, tmp_path / "data", settings, timeout=120)
+        result = run_crawl(seeds, tmp_path / "data", one_host(web, DOWNLOAD_TIMEOUT=2), 120)
         requests = sorted(web.requests, key=lambda r: r["t_start"])
     assert result.returncode == 0, result.log[-3000:]
     drips = [r for r in requests if r["path"] == "/drip"]
@@ -99,14 +101,9 @@ def test_a_server_that_dies_mid_crawl_is_given_up_and_the_crawl_ends(tmp_path: P
     # FRONTIER_DOWN_AFTER the queued pages waited out quarantines doubled up to 6 h.
     with DyingWeb() as web:
         seeds = write_seeds(tmp_path / "seeds.txt", [web.url()])
-        settings = {
-            "DNS_HOSTS_MAP": {web.HOST: web.ADDRESS},
-            "FRONTIER_DELAY": 0.2,
-            "FRONTIER_FAILURE_BACKOFF_BASE": 1.0,
-            "FRONTIER_QUARANTINE_AFTER": 2,
-            "FRONTIER_QUARANTINE_S": 1.0,
-            "FRONTIER_DOWN_AFTER": 2.0,
-        }
+        settings = one_host(
+            web, FRONTIER_QUARANTINE_AFTER=2, FRONTIER_QUARANTINE_S=1.0, FRONTIER_DOWN_AFTER=2.0
+        )
         result = run_crawl(seeds, tmp_path / "data", settings, timeout=120)
     assert result.returncode == 0, result.log[-3000:]
     assert web.dead.is_set() and len(web.served) == web.LIVE_PAGES
@@ -127,12 +124,7 @@ def test_a_server_down_for_a_while_loses_no_page(tmp_path: Path) -> None:
     # gave it up at its third try.
     with BlinkingWeb() as web:
         seeds = write_seeds(tmp_path / "seeds.txt", [web.url()])
-        settings = {
-            "DNS_HOSTS_MAP": {web.HOST: web.ADDRESS},
-            "FRONTIER_DELAY": 0.2,
-            "FRONTIER_FAILURE_BACKOFF_BASE": 1.0,
-        }
-        result = run_crawl(seeds, tmp_path / "data", settings, timeout=120)
+        result = run_crawl(seeds, tmp_path / "data", one_host(web), timeout=120)
     assert result.returncode == 0, result.log[-3000:]
     assert web.back_at > 0
     stored = {i["url"] for i in result.items if i["status"] == 200}
