@@ -63,6 +63,8 @@ TRANSIENT_META = frozenset(
         "frontier_catch_all",
         # A filter counted against its facet cap (FACET_MARK), while it is queued.
         "frontier_facet_capped",
+        # Leased from an IP that is down (DOWN_MARK): a re-routed page is not down.
+        "frontier_ip_down",
     }
 )
 # A link's meta: the lease of the page whose verdict its admission settles (AdmitItem

@@ -19,7 +19,8 @@ cache/shared_hit (hit ratio = hits / (hits + lookups)), cache/negative_hit,
 cache/stale_used, failed and failed/<cause> (lookup.py: nxdomain, nodata, timeout,
 servfail, refused, error), refused/<rule> (policy.py: loopback, private, link_local...),
 unmapped (DNS_HOSTS_MAP_ONLY), cache/local_evicted (a host's answer or failure dropped
-from this process's cache, oldest first, to keep it under LOCAL_HOSTS entries).
+from this process's cache, oldest first, to keep it under LOCAL_HOSTS entries), avoided
+(an address a connection was refused at: the host's next answer takes another).
 """
 
 from __future__ import annotations
@@ -152,6 +153,7 @@ class HostResolver:
         # Oldest first (insertion order, re-inserted on every answer); LOCAL_HOSTS each.
         self._local: dict[str, tuple[str, float]] = {}  # host -> (ip, fresh_until)
         self._negative: dict[str, tuple[str, float]] = {}  # host -> (cause, until)
+        self._avoided: dict[tuple[str, str], float] = {}  # (host, ip) -> until: refused
         self.local_hosts = LOCAL_HOSTS
 
     def _inc(self, name: str) -> None:
@@ -169,6 +171,25 @@ class HostResolver:
             ip = entry[0]
         return self.settings.policy.check(host, ip)
 
+    def avoid(self, host: str, ip: str) -> None:
+        """A connection to `ip` for `host` was refused: the host's next answer is another
+        of its addresses, if its name has one, for DNS_CACHE_TTL. A name with two A records
+        one of which is down fails over to the other instead of waiting on the dead one
+        (dns/avoided). A literal or a pinned name has no other address to take."""
+        if ip_literal(host) or pinned(self.settings.hosts_map, host):
+            return
+        self._avoided[(host, ip)] = self.clock() + self.settings.cache_ttl
+        while len(self._avoided) > self.local_hosts:
+            del self._avoided[next(iter(self._avoided))]
+        entry = self._local.get(host)
+        if entry is not None and entry[0] == ip:
+            del self._local[host]  # the next resolve asks again (the shared one too)
+        self._inc("avoided")
+
+    def avoids(self, host: str, ip: str) -> bool:
+        until = self._avoided.get((host, ip))
+        return until is not None and until > self.clock()
+
     async def resolve(self, host: str) -> str:
         ip = self.cached(host)
         if ip is not None:
@@ -179,11 +200,12 @@ class HostResolver:
         self._raise_if_failed(host)
         shared = await self._shared_get(host)
         if shared is not None and shared.fresh_until > self.clock():
-            if shared.kind == "ok":
+            if shared.kind != "ok":
+                self._put(self._negative, host, (shared.value, shared.fresh_until))  # another's
+                self._raise_if_failed(host)
+            elif not self.avoids(host, shared.value):
                 self._inc("cache/shared_hit")
                 return self._remember(host, shared.value, shared.fresh_until)
-            self._put(self._negative, host, (shared.value, shared.fresh_until))  # another worker's
-            self._raise_if_failed(host)
         return await self._lookup(host, stale=shared if shared and shared.kind == "ok" else None)
 
     def _raise_if_failed(self, host: str) -> None:
@@ -225,10 +247,12 @@ class HostResolver:
         return min(max(answer.ttl_s, self.settings.ttl_min), self.settings.cache_ttl)
 
     def _choose(self, host: str, addresses: tuple[str, ...], stale: SharedAnswer | None) -> str:
-        """The address in use if the answer still holds it, else the first allowed one;
-        the first address when the policy refuses them all (counted once per answer)."""
+        """The address in use if the answer still holds it, else the first allowed one,
+        either not one a refused connection made this process avoid (unless all are); the
+        first address when the policy refuses them all (counted once per answer)."""
         previous = self._local.get(host, ("",))[0] or (stale.value if stale else "")
         allowed = [ip for ip in addresses if self.settings.policy.refusal(ip) is None]
+        allowed = [ip for ip in allowed if not self.avoids(host, ip)] or allowed
         if previous in allowed:
             return previous
         if allowed:

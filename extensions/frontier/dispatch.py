@@ -21,6 +21,7 @@ from extensions.admission.filters import host_of
 from extensions.admission.noise import strip_params
 from extensions.admission.prioritizer import SOURCE_META
 from extensions.admission.records import CATCH_META, DOWN_META, FACET_CAP_META, PROBE_META
+from extensions.dns.policy import AddressRefused
 from extensions.frontier.background import REDIS_ERRORS
 from extensions.frontier.core import DownloadEvent
 from extensions.frontier.hops import RobotsHops
@@ -42,6 +43,10 @@ if TYPE_CHECKING:
 
 
 logger = logging.getLogger(__name__)
+
+# A down IP's URL admitted again, to its name's other address (kept in its record: it is
+# re-routed once, then given up).
+REROUTED_META = "frontier_rerouted"
 
 
 class Dispatch:
@@ -131,8 +136,11 @@ class Dispatch:
             self.drop(request, "robots_forbidden")
 
     def _give_up(self, request: Request) -> None:
-        """A queued URL of an IP that is down (outcome.lua gone_down): dropped unfetched,
-        the IP named once per worker so the operator knows what the crawl gave up."""
+        """A queued URL of an IP that is down (outcome.lua gone_down): routed again when
+        its name has another address now (dns/cache.py avoid), else dropped unfetched, the
+        IP named once per worker so the operator knows what the crawl gave up."""
+        if self._reroutes(request):
+            return
         key = request.meta["download_slot"]
         if key not in self.named_down:
             self.named_down.add(key)
@@ -144,6 +152,34 @@ class Dispatch:
                 host_of(request.url),
             )
         self.drop(request, "ip_down")
+
+    def _reroutes(self, request: Request) -> bool:
+        """Admit a down IP's URL again when its host may answer elsewhere: its name not
+        answered since the address was avoided (admission asks again), or answered with
+        another. Once per URL: back on the same address, it is given up."""
+        if request.meta.get(REROUTED_META):
+            return False
+        host, ip, resolver = (
+            host_of(request.url),
+            request.meta["frontier_ip"],
+            self.admission.resolver,
+        )
+        if not resolver.avoids(host, ip):
+            resolver.avoid(host, ip)
+        try:
+            now = resolver.cached(host)
+        except AddressRefused:
+            return False
+        if now == ip:
+            return False
+        lease_id = request.meta["frontier_lease"]
+        self.book.forget(lease_id)
+        self.batches.report(DownloadEvent("ack", lease_id, self.clock()))
+        again = request.replace(dont_filter=True)  # URL-seen holds it
+        again.meta[REROUTED_META] = True
+        self.batches.enqueue(again)
+        self.stats.inc_value("frontier/rerouted")
+        return True
 
     def release(self, request: Request, block_until: float | None = None) -> None:
         """Hand a leased request back to the head of its queue, unfetched; the IP is

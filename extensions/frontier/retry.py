@@ -11,9 +11,11 @@ A timed-out page is retried at most once (TIMEOUT_RETRIES): each attempt held th
 only slot for the whole DOWNLOAD_TIMEOUT. A connection that never reached the server
 (refused, unroutable: fetch/errors.py "connect") says nothing of the page: like a 429 it
 waits for its IP's backoff outside RETRY_TIMES, as many as FRONTIER_MAX_BACKOFFS times
-(meta["frontier_unreached"]); an IP that stays down is given up whole (outcome.lua, after
-FRONTIER_DOWN_AFTER). RETRY_TIMES alone gave a restarting server's last pages up within
-~7 s, three refused tries in a row. Other failures keep RETRY_TIMES.
+(meta["frontier_unreached"]), and its name's next answer avoids that address (dns/cache.py
+avoid: a name with another address fails over to it); an IP that stays down is given up
+whole (outcome.lua, after FRONTIER_DOWN_AFTER). RETRY_TIMES alone gave a restarting
+server's last pages up within ~7 s, three refused tries in a row. Other failures keep
+RETRY_TIMES.
 
 Every retry and backoff goes back through the scheduler (engine.crawl), so with the
 frontier it joins its IP's back queue and starts no earlier than the IP's backoff
@@ -33,6 +35,8 @@ from typing import TYPE_CHECKING
 
 from scrapy.downloadermiddlewares.retry import RetryMiddleware, get_retry_request
 
+from extensions.admission.filters import host_of
+from extensions.dns.cache import registered_resolver
 from extensions.fetch.errors import classify
 from extensions.frontier.config import scheduler_settings
 from extensions.frontier.scheduler import frontier_scheduler
@@ -102,6 +106,10 @@ class FrontierRetryMiddleware(RetryMiddleware):
         unreached = request.meta.get(UNREACHED_META, 0) + 1
         if unreached > self.max_backoffs:
             return super().process_exception(request, exception)
+        ip, resolver = request.meta.get("frontier_ip"), registered_resolver()
+        if ip and resolver is not None:
+            # Admission routes it again: to another address of its name, if it has one.
+            resolver.avoid(host_of(request.url), ip)
         again = request.copy()
         again.meta[UNREACHED_META] = unreached
         again.dont_filter = True  # the same URL again: URL-seen would refuse it

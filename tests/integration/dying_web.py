@@ -57,7 +57,7 @@ class BlinkingWeb(DyingWeb):
     ADDRESS = "127.0.77.10"
     PAGES = 8
     LIVE_PAGES = 7  # down with one page left: every try of it falls in the outage
-    OUTAGE_S = 6.0
+    OUTAGE_S = 10.0
     back_at = 0.0  # when it listened again
 
     def _die(self) -> None:

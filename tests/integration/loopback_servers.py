@@ -141,6 +141,12 @@ class Servers:
             server.shutdown()
             server.server_close()
 
+    def stop_one(self, address: str) -> None:
+        """Close one address's server: connections to it are refused from now on."""
+        server = self._servers[self.addresses.index(address)]
+        server.shutdown()
+        server.server_close()
+
     def on(self, address: str) -> list[dict[str, Any]]:
         return [r for r in self.log if r["server_ip"] == address]
 

@@ -118,7 +118,7 @@ def test_a_server_that_dies_mid_crawl_is_given_up_and_the_crawl_ends(tmp_path: P
 
 
 def test_a_server_down_for_a_while_loses_no_page(tmp_path: Path) -> None:
-    # Refused for 6 s with one page left, then back: failures in a row back off 1, 2, 4 s,
+    # Refused for 10 s with one page left, then back: failures in a row back off 1, 2, 4 s,
     # so that page's first 3 tries fall in the outage. A refused connection never reached
     # the server: the page waits for its IP like a 429's, outside RETRY_TIMES (2), which
     # gave it up at its third try.

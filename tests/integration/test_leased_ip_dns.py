@@ -6,11 +6,13 @@ address's gaps at least the delay, whichever address the downloader would have p
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 
 from scripts.crawlrun import per_ip_violations, run_crawl, write_seeds
 from tests.dnsserver import LocalDns
-from tests.integration.loopback_servers import serving
+from tests.integration.loopback_servers import Servers, serving
 from tests.integration.test_gates import stats_of
 
 ADDRESSES = ["127.0.61.1", "127.0.61.2"]
@@ -40,3 +42,49 @@ def test_two_a_records_every_request_goes_to_a_charged_address(
     stats = stats_of(result)
     assert stats["fetch/connect/leased_ip"] == len(log)
     assert "fetch/connect/resolved" not in stats
+
+
+def test_a_name_fails_over_to_its_other_address_when_one_dies(
+    tmp_path: Path, local_dns: LocalDns
+) -> None:
+    # The address in use dies after 3 pages; the name's other one answers throughout. A
+    # refused page is admitted again to the other address (dns avoid), and what was still
+    # queued on the dead one goes there once that IP is down (FRONTIER_DOWN_AFTER, short
+    # here); before, the dead address's pages waited on it for as long as the crawl ran.
+    links = 12
+    with serving(ADDRESSES, links=links) as servers:
+        local_dns.set("twin.test", A=ADDRESSES, ttl=60)
+        seeds = write_seeds(tmp_path / "seeds.txt", [f"http://twin.test:{servers.port}/"])
+        settings = {
+            "DNS_HOSTS_MAP": {},
+            "DNS_HOSTS_MAP_ONLY": False,
+            "DNS_SERVERS": local_dns.server,
+            "FRONTIER_DELAY": 0.2,
+            "FRONTIER_FAILURE_BACKOFF_BASE": 1.0,
+            "FRONTIER_QUARANTINE_AFTER": 2,
+            "FRONTIER_QUARANTINE_S": 1.0,
+            "FRONTIER_DOWN_AFTER": 2.0,
+        }
+        killer = threading.Thread(target=_kill_after, args=(servers, 3), daemon=True)
+        killer.start()
+        result = run_crawl(seeds, tmp_path / "data", settings, timeout=120)
+        log = list(servers.log)
+    assert result.returncode == 0, result.log[-4000:]
+    dead = log[0]["server_ip"]
+    pages = {"/", *(f"/p/{n}" for n in range(links))}
+    assert pages <= {r["path"] for r in log}, sorted(pages - {r["path"] for r in log})
+    assert len([r for r in log if r["server_ip"] == dead]) == 3
+    stats = stats_of(result)
+    assert stats["dns/avoided"] >= 1 and stats["frontier/unreached_requeued"] >= 1
+    assert "frontier/dropped/ip_down" not in stats
+
+
+def _kill_after(servers: Servers, pages: int) -> None:
+    """Stop the first address to serve `pages` requests."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        served = [r["server_ip"] for r in list(servers.log)]
+        if served and served.count(served[0]) >= pages:
+            servers.stop_one(served[0])
+            return
+        time.sleep(0.005)

@@ -150,6 +150,43 @@ def test_the_address_in_use_is_kept_while_the_answer_holds_it(resolvers) -> None
     assert run(go()) == ["93.184.216.31", "93.184.216.31", "93.184.216.33"]
 
 
+def test_an_address_a_connection_was_refused_at_is_avoided_while_another_answers(
+    resolvers,
+) -> None:
+    clock, stats = Clock(), Stats()
+    both = ("93.184.216.41", "93.184.216.42")
+    dns = ScriptedDns({"twin.test": (both, 3600.0), "solo.test": one("93.184.216.43")})
+    resolver, other_worker = resolvers(dns, clock, stats), resolvers(dns, clock)
+
+    async def go() -> list[str]:
+        got = [await resolver.resolve("twin.test"), await other_worker.resolve("twin.test")]
+        resolver.avoid("twin.test", both[0])  # refused there
+        got.append(resolver.cached("twin.test") or "asks again")
+        got.append(await resolver.resolve("twin.test"))  # the shared answer is avoided too
+        other_worker._local.clear()  # its own answer expired: it reads the shared one
+        got.append(await other_worker.resolve("twin.test"))
+        await resolver.resolve("solo.test")
+        resolver.avoid("solo.test", "93.184.216.43")
+        got.append(await resolver.resolve("solo.test"))  # no other address: the same
+        resolver.avoid("pinned.test", "93.184.216.7")
+        got.append(await resolver.resolve("pinned.test"))  # nothing to choose
+        clock.now += 61  # DNS_CACHE_TTL later the name server's order counts again
+        resolver._local.clear()
+        got.append(await resolver.resolve("twin.test"))
+        return got
+
+    assert run(go()) == [
+        *both[:1] * 2,
+        "asks again",
+        both[1],
+        both[1],
+        "93.184.216.43",
+        "93.184.216.7",
+        both[1],
+    ]
+    assert stats.values["dns/avoided"] == 2  # the pin is not counted
+
+
 def test_stale_answer_is_used_when_reresolution_fails(resolvers) -> None:
     clock = Clock()
     dns = ScriptedDns({"flaky.test": one("93.184.216.30")})
