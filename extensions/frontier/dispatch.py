@@ -139,7 +139,8 @@ class Dispatch:
         """A queued URL of an IP that is down (outcome.lua gone_down): routed again when
         its name has another address now (dns/cache.py avoid), else dropped unfetched, the
         IP named once per worker so the operator knows what the crawl gave up."""
-        if self._reroutes(request):
+        if self._may_reroute(request):
+            self._reroute(request)
             return
         key = request.meta["download_slot"]
         if key not in self.named_down:
@@ -153,10 +154,11 @@ class Dispatch:
             )
         self.drop(request, "ip_down")
 
-    def _reroutes(self, request: Request) -> bool:
-        """Admit a down IP's URL again when its host may answer elsewhere: its name not
-        answered since the address was avoided (admission asks again), or answered with
-        another. Once per URL: back on the same address, it is given up."""
+    def _may_reroute(self, request: Request) -> bool:
+        """Whether a leased URL whose IP refuses it (down, or its robots.txt fetch
+        refused) may go to another address of its name: the address avoided (dns/cache.py),
+        the name not answered since (admission asks again) or answered with another. Once
+        per URL: back on the same address, it is not routed again."""
         if request.meta.get(REROUTED_META):
             return False
         host, ip, resolver = (
@@ -170,8 +172,10 @@ class Dispatch:
             now = resolver.cached(host)
         except AddressRefused:
             return False
-        if now == ip:
-            return False
+        return now != ip
+
+    def _reroute(self, request: Request) -> None:
+        """Ack the lease and admit its URL again, to be routed by its name's answer."""
         lease_id = request.meta["frontier_lease"]
         self.book.forget(lease_id)
         self.batches.report(DownloadEvent("ack", lease_id, self.clock()))
@@ -179,7 +183,6 @@ class Dispatch:
         again.meta[REROUTED_META] = True
         self.batches.enqueue(again)
         self.stats.inc_value("frontier/rerouted")
-        return True
 
     def release(self, request: Request, block_until: float | None = None) -> None:
         """Hand a leased request back to the head of its queue, unfetched; the IP is
@@ -232,10 +235,17 @@ class Dispatch:
             self.background.failed(exc)
             self._end_robots(request, DownloadEvent("done", lease_id, self.clock(), 0))
             return
+        host = host_of(origin + "/")
+        if fetch.refused and self._may_reroute(request):
+            # Refused at this address: another of the name's may serve the origin, so
+            # no verdict is shared; the fetch charged this IP, the page is routed again.
+            self.book.end_fetch(lease_id)
+            self.batches.events.append(DownloadEvent("done", lease_id, fetch.ended_at, 0))
+            self._reroute(request)
+            return
         # Shared before the page goes back; a Redis error here is counted and the page
         # is released all the same, or its lease would wait out FRONTIER_LEASE_TTL.
         await self.background.guarded(robots.record(origin, fetch.verdict))
-        host = host_of(origin + "/")
         if not robots.unavailable(fetch.verdict):  # a failure says nothing of Crawl-delay
             # Before the fetch is reported, so the next_fetch_at it sets includes it.
             delay, until = robots.crawl_delay(fetch.verdict), fetch.verdict.expires_at

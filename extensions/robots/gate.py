@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from scrapy import Request
 
+from extensions.fetch.errors import classify
 from extensions.robots.cache import origin_of
 from extensions.robots.verdicts import (
     DISALLOW_ALL,
@@ -42,6 +43,9 @@ if TYPE_CHECKING:
 
 
 Answer = tuple[int, bytes, dict[str, str]]  # status (0: network failure), body, headers
+# _download's status for a connection the server refused (fetch/errors.py "connect"): a
+# network failure (0) that RobotsFetch.refused names.
+REFUSED = -1
 
 
 @dataclass(frozen=True)
@@ -52,6 +56,7 @@ class RobotsFetch:
     status: int  # of the last response on the lease's IP; 0 = network failure or timeout
     ended_at: float
     retry_after: float | None = None  # its 429/503's Retry-After (s, bounded): the IP's backoff
+    refused: bool = False  # the lease's IP refused the connection: the name may have another
 
 
 class HopRoute(Protocol):
@@ -148,6 +153,7 @@ class RobotsGate:
         hops, each on an IP charged for its host (`hops`); return the verdict, for
         record() to share (a Redis error there must not lose the fetch's outcome)."""
         status, body, headers = await self._download(engine, url, meta)
+        refused, status = status == REFUSED, max(status, 0)
         own = status, headers  # the lease's IP's last answer: what its 'done' reports
         for _ in range(MAX_REDIRECTS):
             target = next_redirect(url, status, headers) if 300 <= status < 400 else None
@@ -158,6 +164,7 @@ class RobotsGate:
             (status, body, headers), on_lease = await hops.fetch(
                 url, meta, functools.partial(self._download, engine, url)
             )
+            status = max(status, 0)
             if on_lease:
                 own = status, headers
         ended = time.time()
@@ -167,7 +174,7 @@ class RobotsGate:
         self.stats.inc_value(f"robots/verdict/{verdict.kind}")
         status, headers = own
         wait = retry_after_ttl(headers, ended, self.policy) if status in (429, 503) else None
-        return RobotsFetch(verdict, status, ended, wait)
+        return RobotsFetch(verdict, status, ended, wait, refused)
 
     async def record(self, origin: str, verdict: RobotsVerdict) -> None:
         """Share a fetched verdict and the origin's failure count with every worker;
@@ -198,5 +205,5 @@ class RobotsGate:
         except Exception as exc:  # timeouts, refused connections, DNS: all "unreachable"
             logger.info("robots.txt %s failed: %s", url, exc)
             self.stats.inc_value("robots/fetch_failed")
-            return 0, b"", {}
+            return (REFUSED if classify(exc) == "connect" else 0), b"", {}
         return response.status, response.body, _headers(response)

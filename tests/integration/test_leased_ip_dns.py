@@ -20,19 +20,19 @@ DELAY_S = 0.5
 LINKS = 6
 
 
+def via_dns(local_dns: LocalDns, delay: float = DELAY_S, **extra: object) -> dict[str, object]:
+    """Settings that resolve through the test's DNS server (no pins)."""
+    servers = {"DNS_HOSTS_MAP": {}, "DNS_HOSTS_MAP_ONLY": False, "DNS_SERVERS": local_dns.server}
+    return {**servers, "FRONTIER_DELAY": delay, **extra}
+
+
 def test_two_a_records_every_request_goes_to_a_charged_address(
     tmp_path: Path, local_dns: LocalDns
 ) -> None:
     with serving(ADDRESSES, links=LINKS) as servers:
         local_dns.set("multi.test", A=ADDRESSES, ttl=2)
         seeds = write_seeds(tmp_path / "seeds.txt", [f"http://multi.test:{servers.port}/"])
-        settings = {
-            "DNS_HOSTS_MAP": {},
-            "DNS_HOSTS_MAP_ONLY": False,
-            "DNS_SERVERS": local_dns.server,
-            "FRONTIER_DELAY": DELAY_S,
-        }
-        result = run_crawl(seeds, tmp_path / "data", settings, timeout=120)
+        result = run_crawl(seeds, tmp_path / "data", via_dns(local_dns), timeout=120)
         log = list(servers.log)
     assert result.returncode == 0, result.log[-4000:]
     paths = [r["path"] for r in log]
@@ -55,16 +55,14 @@ def test_a_name_fails_over_to_its_other_address_when_one_dies(
     with serving(ADDRESSES, links=links) as servers:
         local_dns.set("twin.test", A=ADDRESSES, ttl=60)
         seeds = write_seeds(tmp_path / "seeds.txt", [f"http://twin.test:{servers.port}/"])
-        settings = {
-            "DNS_HOSTS_MAP": {},
-            "DNS_HOSTS_MAP_ONLY": False,
-            "DNS_SERVERS": local_dns.server,
-            "FRONTIER_DELAY": 0.2,
-            "FRONTIER_FAILURE_BACKOFF_BASE": 1.0,
-            "FRONTIER_QUARANTINE_AFTER": 2,
-            "FRONTIER_QUARANTINE_S": 1.0,
-            "FRONTIER_DOWN_AFTER": 2.0,
-        }
+        settings = via_dns(
+            local_dns,
+            0.2,
+            FRONTIER_FAILURE_BACKOFF_BASE=1.0,
+            FRONTIER_QUARANTINE_AFTER=2,
+            FRONTIER_QUARANTINE_S=1.0,
+            FRONTIER_DOWN_AFTER=2.0,
+        )
         killer = threading.Thread(target=_kill_after, args=(servers, 3), daemon=True)
         killer.start()
         result = run_crawl(seeds, tmp_path / "data", settings, timeout=120)
@@ -88,3 +86,24 @@ def _kill_after(servers: Servers, pages: int) -> None:
             servers.stop_one(served[0])
             return
         time.sleep(0.005)
+
+
+def test_a_name_whose_first_address_is_dead_is_crawled_at_the_other(
+    tmp_path: Path, local_dns: LocalDns
+) -> None:
+    # Nothing listens at the name's first address from the start: its robots.txt fetch
+    # is refused there, the page is admitted again to the other address, and the whole
+    # site is crawled from it. Before, the origin's robots.txt counted as unreachable
+    # (ROBOTS_ERROR_TTL, 600 s, three times) and every page was given up.
+    dead, alive = ADDRESSES
+    with serving([alive], links=LINKS) as servers:
+        local_dns.set("half.test", A=[dead, alive], ttl=60)
+        seeds = write_seeds(tmp_path / "seeds.txt", [f"http://half.test:{servers.port}/"])
+        result = run_crawl(seeds, tmp_path / "data", via_dns(local_dns, 0.2), timeout=120)
+        log = list(servers.log)
+    assert result.returncode == 0, result.log[-4000:]
+    pages = {"/", "/robots.txt", *(f"/p/{n}" for n in range(LINKS))}
+    assert pages <= {r["path"] for r in log}, sorted(pages - {r["path"] for r in log})
+    stats = stats_of(result)
+    assert stats["frontier/rerouted"] >= 1 and stats["dns/avoided"] >= 1
+    assert "robots/verdict/unavailable" not in stats
