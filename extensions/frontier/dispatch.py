@@ -155,10 +155,10 @@ class Dispatch:
         self.drop(request, "ip_down")
 
     def _may_reroute(self, request: Request) -> bool:
-        """Whether a leased URL whose IP refuses it (down, or its robots.txt fetch
-        refused) may go to another address of its name: the address avoided (dns/cache.py),
-        the name not answered since (admission asks again) or answered with another. Once
-        per URL: back on the same address, it is not routed again."""
+        """A leased URL whose IP refuses it (down, or its robots.txt fetch refused): the
+        address is avoided for its name (dns/cache.py), and True when the URL may go to
+        another one: the name not answered since (admission asks again) or answered with
+        another. Once per URL: back on the same address, it is not routed again."""
         if request.meta.get(REROUTED_META):
             return False
         host, ip, resolver = (
@@ -240,7 +240,8 @@ class Dispatch:
             # Refused at this address: another of the name's may serve the origin, so
             # no verdict is shared; the fetch charged this IP, the page is routed again.
             self.book.end_fetch(lease_id)
-            self.batches.events.append(DownloadEvent("done", lease_id, fetch.ended_at, 0))
+            done = DownloadEvent("done", lease_id, fetch.ended_at, 0, host=host)
+            self.batches.events.append(done)
             self._reroute(request)
             return
         # Shared before the page goes back; a Redis error here is counted and the page
