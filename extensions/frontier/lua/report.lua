@@ -22,8 +22,9 @@
 -- dispatch, held a host to a third of its polite rate at FRONTIER_DELAY 0.25). With
 -- another lease in flight (FRONTIER_IP_CONCURRENCY > 1) the start stays: never sooner.
 local function uncharge(ip)
-  if num(redis.call('HGET', F.ip .. ip, 'inflight'), 0) > 0 then return end
-  redis.call('HSET', F.ip .. ip, 'last_start', num(redis.call('HGET', F.ip .. ip, 'last_end'), 0))
+  local h = redis.call('HMGET', F.ip .. ip, 'inflight', 'last_end')
+  if num(h[1], 0) > 0 then return end
+  redis.call('HSET', F.ip .. ip, 'last_start', num(h[2], 0))
 end
 
 for _, ev in ipairs(A.events) do
