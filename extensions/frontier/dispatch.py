@@ -142,15 +142,15 @@ class Dispatch:
         if self._may_reroute(request):
             self._reroute(request)
             return
-        key = request.meta["download_slot"]
+        key, host = request.meta["download_slot"], host_of(request.url)
         if key not in self.named_down:
             self.named_down.add(key)
             logger.warning(
                 "Giving up the queued URLs of %s (%s): every fetch failed for "
                 "FRONTIER_DOWN_AFTER; `scrapy resume %s` takes it back for new URLs",
                 key,
-                host_of(request.url),
-                host_of(request.url),
+                host,
+                host,
             )
         self.drop(request, "ip_down")
 
@@ -161,11 +161,8 @@ class Dispatch:
         another. Once per URL: back on the same address, it is not routed again."""
         if request.meta.get(REROUTED_META):
             return False
-        host, ip, resolver = (
-            host_of(request.url),
-            request.meta["frontier_ip"],
-            self.admission.resolver,
-        )
+        host, ip = host_of(request.url), request.meta["frontier_ip"]
+        resolver = self.admission.resolver
         if not resolver.avoids(host, ip):
             resolver.avoid(host, ip)
         try:
@@ -176,9 +173,7 @@ class Dispatch:
 
     def _reroute(self, request: Request) -> None:
         """Ack the lease and admit its URL again, to be routed by its name's answer."""
-        lease_id = request.meta["frontier_lease"]
-        self.book.forget(lease_id)
-        self.batches.report(DownloadEvent("ack", lease_id, self.clock()))
+        self._ack_unfetched(request)
         again = request.replace(dont_filter=True)  # URL-seen holds it
         again.meta[REROUTED_META] = True
         self.batches.enqueue(again)
@@ -195,11 +190,16 @@ class Dispatch:
 
     def drop(self, request: Request, reason: str) -> None:
         """Ack a leased request that will not be fetched: the IP is freed uncharged."""
+        self._ack_unfetched(request)
+        self.stats.inc_value(f"frontier/dropped/{reason}")
+        self.feeding.postpone(request)
+
+    def _ack_unfetched(self, request: Request) -> None:
+        """The lease's ack without a download (report.lua: dropped before the downloader,
+        so its IP's clock is not charged); this worker holds it no more."""
         lease_id = request.meta["frontier_lease"]
         self.book.forget(lease_id)
         self.batches.report(DownloadEvent("ack", lease_id, self.clock()))
-        self.stats.inc_value(f"frontier/dropped/{reason}")
-        self.feeding.postpone(request)
 
     async def cancel(self) -> None:
         """Closing: robots.txt fetches in flight stop, their pages are released."""
