@@ -172,10 +172,11 @@ class HostResolver:
         return self.settings.policy.check(host, ip)
 
     def avoid(self, host: str, ip: str) -> None:
-        """A connection to `ip` for `host` was refused: the host's next answer is another
-        of its addresses, if its name has one, for DNS_CACHE_TTL. A name with two A records
-        one of which is down fails over to the other instead of waiting on the dead one
-        (dns/avoided). A literal or a pinned name has no other address to take."""
+        """A connection to `ip` for `host` was refused or got no answer in time: the host's
+        next answer is another of its addresses, if its name has one, for DNS_CACHE_TTL. A
+        name with two A records one of which is down fails over to the other instead of
+        waiting on the dead one (dns/avoided). A literal or a pinned name has no other
+        address to take."""
         if ip_literal(host) or pinned(self.settings.hosts_map, host):
             return
         self._avoided[(host, ip)] = self.clock() + self.settings.cache_ttl
@@ -185,6 +186,12 @@ class HostResolver:
         if entry is not None and entry[0] == ip:
             del self._local[host]  # the next resolve asks again (the shared one too)
         self._inc("avoided")
+
+    @property
+    def avoiding(self) -> bool:
+        """Whether any address is avoided (or was, until evicted): a fast path for the
+        check every leased URL passes (dispatch)."""
+        return bool(self._avoided)
 
     def avoids(self, host: str, ip: str) -> bool:
         until = self._avoided.get((host, ip))

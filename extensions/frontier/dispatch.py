@@ -1,7 +1,9 @@
 """Gates a leased request passes on its way out of the frontier.
 
-Operator blocks first (what was queued before a host was blocked is dropped, never
-fetched), then robots.txt: a page of an origin whose verdict is unknown spends its
+A URL queued on an address that stopped answering goes first: routed to its name's
+other address (one its name avoids now, or one that is down), else given up when the IP
+is down. Then operator blocks (what was queued before a host was blocked is dropped,
+never fetched), then robots.txt: a page of an origin whose verdict is unknown spends its
 lease on the origin's robots.txt (same IP, same delay) and goes back to the head of
 its queue (a redirect to another host goes out on an IP charged for that host:
 hops.py); an unavailable robots.txt blocks the IP until the verdict expires. A
@@ -103,6 +105,9 @@ class Dispatch:
         if request.meta.get(DOWN_META):
             self._give_up(request)
             return
+        if self._moved(request):
+            self._reroute(request)
+            return
         if self.admission.block_rules.match(request.url) is not None:
             self.drop(request, "blocked")
             return
@@ -154,11 +159,28 @@ class Dispatch:
             )
         self.drop(request, "ip_down")
 
+    def _moved(self, request: Request) -> bool:
+        """A URL queued on an address its name avoids now (a fetch there was refused or
+        timed out: dns/cache.py avoid) while the name answers another: it goes there, once,
+        at its lease, not after a timeout of its own or its IP's quarantine and down time."""
+        resolver = self.admission.resolver
+        if not resolver.avoiding or request.meta.get(REROUTED_META):
+            return False
+        host, ip = host_of(request.url), request.meta["frontier_ip"]
+        if not resolver.avoids(host, ip):
+            return False
+        try:
+            now = resolver.cached(host)
+        except AddressRefused:
+            return False
+        return now is not None and now != ip
+
     def _may_reroute(self, request: Request) -> bool:
-        """A leased URL whose IP refuses it (down, or its robots.txt fetch refused): the
-        address is avoided for its name (dns/cache.py), and True when the URL may go to
-        another one: the name not answered since (admission asks again) or answered with
-        another. Once per URL: back on the same address, it is not routed again."""
+        """A leased URL whose IP does not answer it (down, or its robots.txt fetch refused
+        or timed out): the address is avoided for its name (dns/cache.py), and True when
+        the URL may go to another one: the name not answered since (admission asks again)
+        or answered with another. Once per URL: back on the same address, it is not
+        routed again."""
         if request.meta.get(REROUTED_META):
             return False
         host, ip = host_of(request.url), request.meta["frontier_ip"]
@@ -236,9 +258,10 @@ class Dispatch:
             self._end_robots(request, DownloadEvent("done", lease_id, self.clock(), 0))
             return
         host = host_of(origin + "/")
-        if fetch.refused and self._may_reroute(request):
-            # Refused at this address: another of the name's may serve the origin, so
-            # no verdict is shared; the fetch charged this IP, the page is routed again.
+        if fetch.unreached and self._may_reroute(request):
+            # Refused or unanswered at this address: another of the name's may serve the
+            # origin, so no verdict is shared; the fetch charged this IP, the page is
+            # routed again.
             self.book.end_fetch(lease_id)
             done = DownloadEvent("done", lease_id, fetch.ended_at, 0, host=host)
             self.batches.events.append(done)

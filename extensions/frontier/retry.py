@@ -8,7 +8,10 @@ after FRONTIER_MAX_BACKOFFS of them, with a warning and a stat; the spider still
 the last response, so the page has its metadata row (status 429 or 503).
 
 A timed-out page is retried at most once (TIMEOUT_RETRIES): each attempt held the server's
-only slot for the whole DOWNLOAD_TIMEOUT. A connection that never reached the server
+only slot for the whole DOWNLOAD_TIMEOUT; its name's next answer avoids that address, so
+the retry goes to another one if the name has it (a host switched off behind a firewall
+completes no handshake, a hung one answers nothing: neither refuses). A connection that
+never reached the server
 (refused, unroutable: fetch/errors.py "connect") says nothing of the page: like a 429 it
 waits for its IP's backoff outside RETRY_TIMES, as many as FRONTIER_MAX_BACKOFFS times
 (meta["frontier_unreached"]), and its name's next answer avoids that address (dns/cache.py
@@ -89,6 +92,8 @@ class FrontierRetryMiddleware(RetryMiddleware):
             return self._unreached(request, exception)
         if cause != "timeout":
             return super().process_exception(request, exception)
+        if frontier_scheduler(self.crawler) is not None:
+            self._avoid(request)
         limit = request.meta.get("max_retry_times", self.max_retry_times)
         assert self.crawler.spider is not None
         return get_retry_request(
@@ -106,16 +111,22 @@ class FrontierRetryMiddleware(RetryMiddleware):
         unreached = request.meta.get(UNREACHED_META, 0) + 1
         if unreached > self.max_backoffs:
             return super().process_exception(request, exception)
-        ip, resolver = request.meta.get("frontier_ip"), registered_resolver()
-        if ip and resolver is not None:
-            # Admission routes it again: to another address of its name, if it has one.
-            resolver.avoid(host_of(request.url), ip)
+        self._avoid(request)
         again = request.copy()
         again.meta[UNREACHED_META] = unreached
         again.dont_filter = True  # the same URL again: URL-seen would refuse it
         assert self.crawler.stats is not None
         self.crawler.stats.inc_value("frontier/unreached_requeued")
         return again
+
+    @staticmethod
+    def _avoid(request: Request) -> None:
+        """The page's address got no answer: its name's next answer is another address,
+        if it has one, so admission routes the page (and dispatch its queued siblings)
+        there."""
+        ip, resolver = request.meta.get("frontier_ip"), registered_resolver()
+        if ip and resolver is not None:
+            resolver.avoid(host_of(request.url), ip)
 
     def _back_off(self, request: Request, response: Response) -> Request | Response:
         """The page again, after its IP's backoff; the response once the backoffs run out."""

@@ -43,9 +43,12 @@ if TYPE_CHECKING:
 
 
 Answer = tuple[int, bytes, dict[str, str]]  # status (0: network failure), body, headers
-# _download's status for a connection the server refused (fetch/errors.py "connect"): a
-# network failure (0) that RobotsFetch.refused names.
-REFUSED = -1
+# _download's status for a fetch that never reached the server: the connection refused
+# (fetch/errors.py "connect") or timed out: a network failure (0) that RobotsFetch.unreached
+# names. A timeout counts: a host switched off behind a firewall answers no handshake.
+UNREACHED = -1
+# Causes (fetch/errors.py classify) of a fetch that got no answer from the lease's IP.
+UNREACHED_CAUSES = frozenset({"connect", "timeout"})
 
 
 @dataclass(frozen=True)
@@ -56,7 +59,8 @@ class RobotsFetch:
     status: int  # of the last response on the lease's IP; 0 = network failure or timeout
     ended_at: float
     retry_after: float | None = None  # its 429/503's Retry-After (s, bounded): the IP's backoff
-    refused: bool = False  # the lease's IP refused the connection: the name may have another
+    # The lease's IP refused the connection or never answered: the name may have another.
+    unreached: bool = False
 
 
 class HopRoute(Protocol):
@@ -153,7 +157,7 @@ class RobotsGate:
         hops, each on an IP charged for its host (`hops`); return the verdict, for
         record() to share (a Redis error there must not lose the fetch's outcome)."""
         status, body, headers = await self._download(engine, url, meta)
-        refused, status = status == REFUSED, max(status, 0)
+        unreached, status = status == UNREACHED, max(status, 0)
         own = status, headers  # the lease's IP's last answer: what its 'done' reports
         for _ in range(MAX_REDIRECTS):
             target = next_redirect(url, status, headers) if 300 <= status < 400 else None
@@ -174,7 +178,7 @@ class RobotsGate:
         self.stats.inc_value(f"robots/verdict/{verdict.kind}")
         status, headers = own
         wait = retry_after_ttl(headers, ended, self.policy) if status in (429, 503) else None
-        return RobotsFetch(verdict, status, ended, wait, refused)
+        return RobotsFetch(verdict, status, ended, wait, unreached)
 
     async def record(self, origin: str, verdict: RobotsVerdict) -> None:
         """Share a fetched verdict and the origin's failure count with every worker;
@@ -205,5 +209,5 @@ class RobotsGate:
         except Exception as exc:  # timeouts, refused connections, DNS: all "unreachable"
             logger.info("robots.txt %s failed: %s", url, exc)
             self.stats.inc_value("robots/fetch_failed")
-            return (REFUSED if classify(exc) == "connect" else 0), b"", {}
+            return (UNREACHED if classify(exc) in UNREACHED_CAUSES else 0), b"", {}
         return response.status, response.body, _headers(response)

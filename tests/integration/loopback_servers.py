@@ -8,6 +8,7 @@ the address a client connects to tells the servers apart, never the URL.
 from __future__ import annotations
 
 import datetime
+import socket
 import ssl
 import threading
 import time
@@ -76,12 +77,18 @@ class Servers:
         self.log: list[dict[str, Any]] = []
         self.port = 0
         self._servers: list[ThreadingHTTPServer] = []
+        self._silent: set[str] = set()  # addresses that take requests and never answer
+        self._stopped = threading.Event()  # wakes the silent handlers at stop()
+        self._holes: list[socket.socket] = []  # connections filling black holes' queues
 
     def _handler(self, address: str) -> type[BaseHTTPRequestHandler]:
         servers = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
+                if address in servers._silent:
+                    servers._stopped.wait(600)  # read, never answered: the client times out
+                    return
                 start = time.time()
                 robots = self.path == "/robots.txt"
                 found = ROBOTS if robots else page(self.path, servers.links)
@@ -136,16 +143,37 @@ class Servers:
         return self
 
     def stop(self) -> None:
+        self._stopped.set()
         servers, self._servers = self._servers, []
         for server in servers:
             server.shutdown()
             server.server_close()
+        for sock in self._holes:
+            sock.close()
 
     def stop_one(self, address: str) -> None:
         """Close one address's server: connections to it are refused from now on."""
         server = self._servers[self.addresses.index(address)]
         server.shutdown()
         server.server_close()
+
+    def silence(self, address: str) -> None:
+        """One address keeps accepting connections and reading requests, and answers none
+        (a hung server): its clients wait out their download timeout."""
+        self._silent.add(address)
+
+    def black_hole(self, address: str) -> None:
+        """One address stops completing TCP handshakes (a firewalled or powered-off
+        host): its server accepts no more, its listening socket stays open (never a
+        refusal) and its accept queue is filled, so the kernel drops every later SYN and
+        a client's connect waits out its timeout (no RST comes back)."""
+        server = self._servers[self.addresses.index(address)]
+        server.shutdown()  # serve_forever ends; the socket still listens until stop()
+        for _ in range(server.request_queue_size + 3):  # past the backlog: the queue is full
+            filler = socket.socket()
+            filler.setblocking(False)
+            filler.connect_ex((address, self.port))
+            self._holes.append(filler)
 
     def on(self, address: str) -> list[dict[str, Any]]:
         return [r for r in self.log if r["server_ip"] == address]

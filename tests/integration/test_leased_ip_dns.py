@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from scripts.crawlrun import per_ip_violations, run_crawl, write_seeds
 from tests.dnsserver import LocalDns
@@ -77,29 +80,66 @@ def test_a_name_fails_over_to_its_other_address_when_one_dies(
     assert "frontier/dropped/ip_down" not in stats
 
 
-def _kill_after(servers: Servers, pages: int) -> None:
-    """Stop the first address to serve `pages` requests."""
+def _kill_after(
+    servers: Servers, pages: int, kill: Callable[[Servers, str], None] = Servers.stop_one
+) -> None:
+    """`kill` the first address to serve `pages` requests (stop_one: refused from then on)."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         served = [r["server_ip"] for r in list(servers.log)]
         if served and served.count(served[0]) >= pages:
-            servers.stop_one(served[0])
+            kill(servers, served[0])
             return
         time.sleep(0.005)
 
 
-def test_a_name_whose_first_address_is_dead_is_crawled_at_the_other(
-    tmp_path: Path, local_dns: LocalDns
+@pytest.mark.parametrize("kill", [Servers.black_hole, Servers.silence], ids=["black_hole", "hung"])
+def test_a_name_fails_over_when_its_address_stops_answering(
+    tmp_path: Path, local_dns: LocalDns, kill: Callable[[Servers, str], None]
 ) -> None:
-    # Nothing listens at the name's first address from the start: its robots.txt fetch
-    # is refused there, the page is admitted again to the other address, and the whole
-    # site is crawled from it. Before, the origin's robots.txt counted as unreachable
-    # (ROBOTS_ERROR_TTL, 600 s, three times) and every page was given up.
-    dead, alive = ADDRESSES
-    with serving([alive], links=LINKS) as servers:
-        local_dns.set("half.test", A=[dead, alive], ttl=60)
+    # The address in use stops answering after 3 pages without refusing anything: its
+    # handshakes never complete (black_hole), or it takes requests and answers none
+    # (hung). A timed-out page's one retry goes to the name's other address (dns avoid),
+    # and what is still queued on the silent one goes there at its next lease, with the
+    # default quarantine and FRONTIER_DOWN_AFTER. Before, every page queued there timed
+    # out twice and was given up, one 2 s timeout after another and then a 600 s
+    # quarantine, and the crawl did not end in 120 s.
+    links = 12
+    with serving(ADDRESSES, links=links) as servers:
+        local_dns.set("mute.test", A=ADDRESSES, ttl=60)
+        seeds = write_seeds(tmp_path / "seeds.txt", [f"http://mute.test:{servers.port}/"])
+        settings = via_dns(local_dns, 0.2, DOWNLOAD_TIMEOUT=2, ROBOTS_FETCH_TIMEOUT=2)
+        killer = threading.Thread(target=_kill_after, args=(servers, 3, kill), daemon=True)
+        killer.start()
+        result = run_crawl(seeds, tmp_path / "data", settings, timeout=120)
+        log = list(servers.log)
+    assert result.returncode == 0, result.log[-4000:]
+    pages = {"/", *(f"/p/{n}" for n in range(links))}
+    assert pages <= {r["path"] for r in log}, sorted(pages - {r["path"] for r in log})
+    stats = stats_of(result)
+    assert stats["dns/avoided"] >= 1
+    assert 1 <= stats["fetch/errors/timeout"] <= 3, stats  # not one per queued page
+    assert "frontier/dropped/ip_down" not in stats and "retry/max_reached" not in stats
+
+
+@pytest.mark.parametrize(
+    "kill", [Servers.stop_one, Servers.black_hole], ids=["refused", "black_hole"]
+)
+def test_a_name_whose_first_address_is_dead_is_crawled_at_the_other(
+    tmp_path: Path, local_dns: LocalDns, kill: Callable[[Servers, str], None]
+) -> None:
+    # The name's first address is dead from the start: nothing listens there (refused),
+    # or it completes no handshake (black_hole: a host switched off behind a firewall).
+    # Its robots.txt fetch is refused or times out, shares no verdict, the page is
+    # admitted again to the other address, and the whole site is crawled from it.
+    # Before, the origin's robots.txt counted as unreachable (ROBOTS_ERROR_TTL, 600 s,
+    # three times) and every page was given up.
+    with serving(ADDRESSES, links=LINKS) as servers:
+        kill(servers, ADDRESSES[0])
+        local_dns.set("half.test", A=ADDRESSES, ttl=60)
         seeds = write_seeds(tmp_path / "seeds.txt", [f"http://half.test:{servers.port}/"])
-        result = run_crawl(seeds, tmp_path / "data", via_dns(local_dns, 0.2), timeout=120)
+        settings = via_dns(local_dns, 0.2, DOWNLOAD_TIMEOUT=2, ROBOTS_FETCH_TIMEOUT=2)
+        result = run_crawl(seeds, tmp_path / "data", settings, timeout=120)
         log = list(servers.log)
     assert result.returncode == 0, result.log[-4000:]
     pages = {"/", "/robots.txt", *(f"/p/{n}" for n in range(LINKS))}

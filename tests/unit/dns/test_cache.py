@@ -160,7 +160,9 @@ def test_an_address_a_connection_was_refused_at_is_avoided_while_another_answers
 
     async def go() -> list[str]:
         got = [await resolver.resolve("twin.test"), await other_worker.resolve("twin.test")]
+        assert not resolver.avoiding  # dispatch's fast path: nothing to move
         resolver.avoid("twin.test", both[0])  # refused there
+        assert resolver.avoiding and not other_worker.avoiding
         got.append(resolver.cached("twin.test") or "asks again")
         got.append(await resolver.resolve("twin.test"))  # the shared answer is avoided too
         other_worker._local.clear()  # its own answer expired: it reads the shared one

@@ -91,3 +91,22 @@ def test_a_refused_page_goes_back_as_itself_not_as_a_retry(
     again = middleware(monkeypatch).process_exception(Request("http://h.test/p"), TxRefused())
     assert isinstance(again, Request) and again.dont_filter  # URL-seen has it already
     assert again.meta[retry.UNREACHED_META] == 1 and "retry_times" not in again.meta
+
+
+@pytest.mark.parametrize("exc", [DownloadTimeoutError("took too long"), TxRefused()])
+def test_an_unanswered_address_is_avoided_for_its_name(
+    monkeypatch: pytest.MonkeyPatch, exc: Exception
+) -> None:
+    # A timeout (a firewalled host completes no handshake, a hung one answers nothing) and
+    # a refusal alike: the name's next answer avoids the address, so the page's next try
+    # goes to another of its addresses if it has one.
+    avoided: list[tuple[str, str]] = []
+
+    class Resolver:
+        def avoid(self, host: str, ip: str) -> None:
+            avoided.append((host, ip))
+
+    monkeypatch.setattr(retry, "registered_resolver", Resolver)
+    request = Request("http://h.test/p", meta={"frontier_ip": "127.0.0.9"})
+    assert isinstance(middleware(monkeypatch).process_exception(request, exc), Request)
+    assert avoided == [("h.test", "127.0.0.9")]
