@@ -179,6 +179,14 @@ class HostResolver:
         address to take."""
         if ip_literal(host) or pinned(self.settings.hosts_map, host):
             return
+        if not self.avoids(host, ip):  # one line per address and DNS_CACHE_TTL, not per page
+            logger.info(
+                "%s did not answer for %s (refused or timed out): its other addresses, if "
+                "it has any, go first for %.0f s",
+                ip,
+                host,
+                self.settings.cache_ttl,
+            )
         self._avoided[(host, ip)] = self.clock() + self.settings.cache_ttl
         while len(self._avoided) > self.local_hosts:
             del self._avoided[next(iter(self._avoided))]

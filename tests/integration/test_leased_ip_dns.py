@@ -88,11 +88,13 @@ def test_a_name_fails_over_when_its_address_stops_answering(
     assert result.returncode == 0, result.log[-4000:]
     pages = {"/", *(f"/p/{n}" for n in range(links))}
     assert pages <= {r["path"] for r in log}, sorted(pages - {r["path"] for r in log})
-    assert len(servers.on(log[0]["server_ip"])) == 3
+    assert len(servers.on(log[0]["server_ip"])) == 3  # none after it died
     stats = stats_of(result)
     failed = stats.get("fetch/errors/timeout", 0) + stats.get("fetch/errors/connect", 0)
     assert stats["dns/avoided"] >= 1 and stats["frontier/rerouted"] >= 1
     assert 1 <= failed <= 3, stats  # not one per queued page
+    dead = log[0]["server_ip"]
+    assert f"{dead} did not answer for twin.test" in result.log  # the operator's one line
     assert "frontier/dropped/ip_down" not in stats and "retry/max_reached" not in stats
 
 
