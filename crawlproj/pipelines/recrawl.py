@@ -11,16 +11,25 @@ visit: validators for the next conditional GET, the change history and rate esti
 and the next due time (extensions/recrawl/state.py).
 
 Losing this state costs freshness, not data: a Redis error is counted and logged, and
-the row goes on.
+the row goes on. A dropped connection or a Redis still loading its data (a restart:
+BusyLoadingError is a ConnectionError) or a timeout is first tried again, after
+RETRY_WAITS_S (recrawl/redis_retries): the state is computed from the stored one and
+written whole, so a write repeated after a lost reply is the same write. Without it,
+an external Redis killed and restarted mid-crawl left the pages being committed at
+that moment without re-crawl state (2 of 157 in one run).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 from scrapy.exceptions import NotConfigured
 
 from crawlproj.checkpoint import checkpoint_for
@@ -38,6 +47,21 @@ logger = logging.getLogger(__name__)
 # response.meta key holding the URL's DocState before this fetch (None: first fetch).
 PREV_STATE_META = "_recrawl_prev"
 GONE = (404, 410)
+# Waits (s) before each new try of a read or write that met a transient Redis error.
+RETRY_WAITS_S = (1.0, 2.0, 4.0)
+T = TypeVar("T")
+
+
+async def retried(step: Callable[[], Awaitable[T]], stats: Any) -> T:
+    """`step()`, tried again after each of RETRY_WAITS_S while it meets a dropped
+    connection, a loading Redis or a timeout; the last try's error is the caller's."""
+    for wait in RETRY_WAITS_S:
+        try:
+            return await step()
+        except (RedisConnectionError, RedisTimeoutError):
+            stats.inc_value("recrawl/redis_retries")
+            await asyncio.sleep(wait)
+    return await step()
 
 
 class _RecrawlPipeline:
@@ -69,7 +93,7 @@ class RecrawlLoadPipeline(_RecrawlPipeline):
         if response is None:
             return item
         try:
-            prev = await self._load(response, item["url"])
+            prev = await retried(lambda: self._load(response, item["url"]), self.stats)
         except RedisError as exc:
             self.redis_failed(exc, item["url"])
             return item
@@ -113,8 +137,9 @@ class RecrawlCommitPipeline(_RecrawlPipeline):
         fp = seen_key(item["url"])
         at = datetime.fromisoformat(item["fetched_at"]).timestamp()
         try:
+            store = self.store
             if item.get("change") == "gone":
-                await self.store.forget(fp, at)
+                await retried(lambda: store.forget(fp, at), self.stats)
                 self.stats.inc_value("recrawl/gone")
                 return item
             if not (200 <= response.status < 300 or response.status == 304):
@@ -127,7 +152,7 @@ class RecrawlCommitPipeline(_RecrawlPipeline):
                 fields=self._fields(item, response),
                 last_modified=item.get("last_modified") or "",
             )
-            item["change_rate"] = await self.store.record(fetch, prev)
+            item["change_rate"] = await retried(lambda: store.record(fetch, prev), self.stats)
         except RedisError as exc:
             self.redis_failed(exc, item["url"])
             return item

@@ -11,14 +11,13 @@ A timed-out page is retried at most once (TIMEOUT_RETRIES): each attempt held th
 only slot for the whole DOWNLOAD_TIMEOUT; its name's next answer avoids that address, so
 the retry goes to another one if the name has it (a host switched off behind a firewall
 completes no handshake, a hung one answers nothing: neither refuses). A connection that
-never reached the server
-(refused, unroutable: fetch/errors.py "connect") says nothing of the page: like a 429 it
-waits for its IP's backoff outside RETRY_TIMES, as many as FRONTIER_MAX_BACKOFFS times
-(meta["frontier_unreached"]), and its name's next answer avoids that address (dns/cache.py
-avoid: a name with another address fails over to it); an IP that stays down is given up
-whole (outcome.lua, after FRONTIER_DOWN_AFTER). RETRY_TIMES alone gave a restarting
-server's last pages up within ~7 s, three refused tries in a row. Other failures keep
-RETRY_TIMES.
+never reached the server (refused, unroutable: fetch/errors.py "connect") says nothing of
+the page: like a 429 it waits for its IP's backoff outside RETRY_TIMES, as many as
+FRONTIER_MAX_BACKOFFS times (meta["frontier_unreached"]), and its name's next answer
+avoids that address (dns/cache.py avoid: a name with another address fails over to it);
+an IP that stays down is given up whole (outcome.lua, after FRONTIER_DOWN_AFTER).
+RETRY_TIMES alone gave a restarting server's last pages up within ~7 s, three refused
+tries in a row. Other failures keep RETRY_TIMES.
 
 Every retry and backoff goes back through the scheduler (engine.crawl), so with the
 frontier it joins its IP's back queue and starts no earlier than the IP's backoff

@@ -6,14 +6,17 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime
 
+from redis.exceptions import BusyLoadingError
 from scrapy import Request
 from scrapy.http import HtmlResponse
 from scrapy.utils.test import get_crawler
 
 from crawlproj.checkpoint import checkpoint_for
 from crawlproj.items import PageItem
+from crawlproj.pipelines import recrawl
 from crawlproj.pipelines.recrawl import PREV_STATE_META, RecrawlLoadPipeline
 from extensions.admission.admit import seen_key
+from extensions.recrawl.state import DocState
 from tests.unit.recrawl.test_store import fetch, make_store
 
 URL = "http://h.test/page"
@@ -54,3 +57,37 @@ def test_state_is_read_for_a_revisit_and_not_for_a_url_that_passed_url_seen(redi
         await store.close()
 
     asyncio.run(go())
+
+
+def test_a_restarting_redis_is_waited_for_and_one_that_stays_down_is_counted(
+    redis_url, monkeypatch
+) -> None:
+    # BusyLoadingError: a restarted Redis replaying its AOF (a ConnectionError). The read
+    # is tried again after each of RETRY_WAITS_S; past them the page goes on without its
+    # state, counted (recrawl/redis_errors), as before.
+    monkeypatch.setattr(recrawl, "RETRY_WAITS_S", (0.01, 0.01, 0.01))
+
+    async def go(failures: int) -> tuple[bool, dict[str, int]]:
+        crawler = get_crawler(settings_dict={"RECRAWL_ENABLED": True})
+        pipeline = RecrawlLoadPipeline(crawler)
+        pipeline.store = store = make_store(redis_url)
+        await store.record(fetch(seen_key(URL), 1_700_000_000.0, None, ch="hash1"), None)
+        load, left = store.load, [failures]
+
+        async def restarting(fp: str) -> DocState | None:
+            if left[0]:
+                left[0] -= 1
+                raise BusyLoadingError("Redis is loading the dataset in memory")
+            return await load(fp)
+
+        store.load = restarting  # type: ignore[method-assign]
+        item, response = _page(304, dont_filter=True)
+        checkpoint_for(crawler).register(item, response)
+        await pipeline.process_item(item)
+        await store.close()
+        stats = crawler.stats.get_stats()
+        counts = {k: v for k, v in stats.items() if k.startswith("recrawl/redis")}
+        return PREV_STATE_META in response.meta, counts
+
+    assert asyncio.run(go(2)) == (True, {"recrawl/redis_retries": 2})
+    assert asyncio.run(go(4)) == (False, {"recrawl/redis_retries": 3, "recrawl/redis_errors": 1})
