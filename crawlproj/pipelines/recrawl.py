@@ -12,7 +12,7 @@ and the next due time (extensions/recrawl/state.py).
 
 Losing this state costs freshness, not data: a Redis error is counted and logged, and
 the row goes on. A dropped connection or a Redis still loading its data (a restart:
-BusyLoadingError is a ConnectionError) or a timeout is first tried again, after
+BusyLoadingError is a ConnectionError) or a timeout is first tried again, after each of
 RETRY_WAITS_S (recrawl/redis_retries): the state is computed from the stored one and
 written whole, so a write repeated after a lost reply is the same write. Without it,
 an external Redis killed and restarted mid-crawl left the pages being committed at
@@ -47,8 +47,10 @@ logger = logging.getLogger(__name__)
 # response.meta key holding the URL's DocState before this fetch (None: first fetch).
 PREV_STATE_META = "_recrawl_prev"
 GONE = (404, 410)
-# Waits (s) before each new try of a read or write that met a transient Redis error.
-RETRY_WAITS_S = (1.0, 2.0, 4.0)
+# Waits (s) before each new try of a read or write that met a transient Redis error: 31 s
+# in all, a restart's AOF replay and most of the frontier's own patience (10 failed steps
+# 5 s apart, FRONTIER_MAX_REDIS_FAILURES) before it closes the crawl.
+RETRY_WAITS_S = (1.0, 2.0, 4.0, 8.0, 16.0)
 T = TypeVar("T")
 
 

@@ -69,15 +69,17 @@ class LocalRedis:
     data_dir: Path
     port: int = 0
     process: subprocess.Popen[bytes] | None = None
+    options: tuple[str, ...] = ()  # more redis-server arguments (e.g. "--appendonly", "yes")
 
     @property
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self) -> LocalRedis:
+        """Start it (again, on the same port and data folder, once it has a port)."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        self.port = _cluster_port()
-        self.process = _redis_server(self.data_dir, self.port)
+        self.port = self.port or _cluster_port()
+        self.process = _redis_server(self.data_dir, self.port, *self.options)
         deadline = time.monotonic() + 20
         while not _answers(redis.Redis(host="127.0.0.1", port=self.port)):
             if time.monotonic() > deadline:

@@ -65,7 +65,7 @@ def test_a_restarting_redis_is_waited_for_and_one_that_stays_down_is_counted(
     # BusyLoadingError: a restarted Redis replaying its AOF (a ConnectionError). The read
     # is tried again after each of RETRY_WAITS_S; past them the page goes on without its
     # state, counted (recrawl/redis_errors), as before.
-    monkeypatch.setattr(recrawl, "RETRY_WAITS_S", (0.01, 0.01, 0.01))
+    monkeypatch.setattr(recrawl, "RETRY_WAITS_S", (0.01, 0.01, 0.01))  # 3 waits, 4 tries
 
     async def go(failures: int) -> tuple[bool, dict[str, int]]:
         crawler = get_crawler(settings_dict={"RECRAWL_ENABLED": True})
