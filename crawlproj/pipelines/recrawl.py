@@ -36,6 +36,7 @@ from crawlproj.checkpoint import checkpoint_for
 from crawlproj.items import PageItem
 from crawlproj.pipelines.metadata import simhash_hex
 from extensions.admission.admit import seen_key
+from extensions.frontier.scheduler import frontier_scheduler
 from extensions.recrawl.state import ENABLED, DocState, Fetch, RecrawlStore, recrawl_store
 
 if TYPE_CHECKING:
@@ -54,16 +55,25 @@ RETRY_WAITS_S = (1.0, 2.0, 4.0, 8.0, 16.0)
 T = TypeVar("T")
 
 
-async def retried(step: Callable[[], Awaitable[T]], stats: Any) -> T:
+async def retried(step: Callable[[], Awaitable[T]], crawler: Crawler) -> T:
     """`step()`, tried again after each of RETRY_WAITS_S while it meets a dropped
-    connection, a loading Redis or a timeout; the last try's error is the caller's."""
+    connection, a loading Redis or a timeout, unless the crawl is closing (its frontier
+    gave Redis up: the page's row must not hold the close); the last try's error is the
+    caller's."""
     for wait in RETRY_WAITS_S:
         try:
             return await step()
         except (RedisConnectionError, RedisTimeoutError):
-            stats.inc_value("recrawl/redis_retries")
+            if _closing(crawler):
+                raise
+            crawler.stats.inc_value("recrawl/redis_retries")
             await asyncio.sleep(wait)
     return await step()
+
+
+def _closing(crawler: Crawler) -> bool:
+    scheduler = frontier_scheduler(crawler)
+    return scheduler is None or scheduler.session.background.closing
 
 
 class _RecrawlPipeline:
@@ -95,7 +105,7 @@ class RecrawlLoadPipeline(_RecrawlPipeline):
         if response is None:
             return item
         try:
-            prev = await retried(lambda: self._load(response, item["url"]), self.stats)
+            prev = await retried(lambda: self._load(response, item["url"]), self.crawler)
         except RedisError as exc:
             self.redis_failed(exc, item["url"])
             return item
@@ -141,7 +151,7 @@ class RecrawlCommitPipeline(_RecrawlPipeline):
         try:
             store = self.store
             if item.get("change") == "gone":
-                await retried(lambda: store.forget(fp, at), self.stats)
+                await retried(lambda: store.forget(fp, at), self.crawler)
                 self.stats.inc_value("recrawl/gone")
                 return item
             if not (200 <= response.status < 300 or response.status == 304):
@@ -154,7 +164,7 @@ class RecrawlCommitPipeline(_RecrawlPipeline):
                 fields=self._fields(item, response),
                 last_modified=item.get("last_modified") or "",
             )
-            item["change_rate"] = await retried(lambda: store.record(fetch, prev), self.stats)
+            item["change_rate"] = await retried(lambda: store.record(fetch, prev), self.crawler)
         except RedisError as exc:
             self.redis_failed(exc, item["url"])
             return item

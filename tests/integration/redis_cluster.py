@@ -70,6 +70,11 @@ class LocalRedis:
     port: int = 0
     process: subprocess.Popen[bytes] | None = None
     options: tuple[str, ...] = ()  # more redis-server arguments (e.g. "--appendonly", "yes")
+    # The port, held after kill() until start() or stop(): bound, not listening, so a
+    # crawl still asking for its lost Redis is refused, and no other test's server (on
+    # another xdist worker: a crawl's embedded Redis, a test web) can take the port and
+    # answer it. Once one did: the dead crawl's frontier worked on another crawl's.
+    held: socket.socket | None = None
 
     @property
     def url(self) -> str:
@@ -78,6 +83,7 @@ class LocalRedis:
     def start(self) -> LocalRedis:
         """Start it (again, on the same port and data folder, once it has a port)."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        self._release()
         self.port = self.port or _cluster_port()
         self.process = _redis_server(self.data_dir, self.port, *self.options)
         deadline = time.monotonic() + 20
@@ -93,10 +99,28 @@ class LocalRedis:
         assert self.process is not None
         self.process.send_signal(signal.SIGKILL)
         self.process.wait()
+        self.held = _hold(self.port)
 
     def stop(self) -> None:
         if self.process is not None:
             _stop([self.process])
+        self._release()
+
+    def _release(self) -> None:
+        if self.held is not None:
+            self.held.close()
+            self.held = None
+
+
+def _hold(port: int) -> socket.socket:
+    """A killed server's port, bound and not listening: connections to it are refused,
+    and no other server takes it (it fails _bindable() and the kernel's port 0 choice)
+    while a crawl still asks there for the Redis it lost. SO_REUSEADDR: the dead
+    server's connections linger on the port in TIME_WAIT."""
+    held = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    held.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    held.bind(("127.0.0.1", port))
+    return held
 
 
 def _answers(node: redis.Redis) -> bool:
@@ -117,6 +141,7 @@ class LocalCluster:
     node_timeout_ms: int = 15000
     ports: list[int] = field(default_factory=list)  # the masters', then the replicas'
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    held: list[socket.socket] = field(default_factory=list)  # killed masters' ports (_hold)
 
     @property
     def url(self) -> str:
@@ -155,6 +180,7 @@ class LocalCluster:
         process = self.processes[master]
         process.send_signal(signal.SIGKILL)
         process.wait()
+        self.held.append(_hold(self.ports[master]))
         return self.ports[master]
 
     def _assign_slots(self) -> None:
@@ -209,3 +235,6 @@ class LocalCluster:
 
     def stop(self) -> None:
         _stop(self.processes)
+        for held in self.held:
+            held.close()
+        self.held.clear()

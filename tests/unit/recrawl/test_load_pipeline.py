@@ -64,8 +64,11 @@ def test_a_restarting_redis_is_waited_for_and_one_that_stays_down_is_counted(
 ) -> None:
     # BusyLoadingError: a restarted Redis replaying its AOF (a ConnectionError). The read
     # is tried again after each of RETRY_WAITS_S; past them the page goes on without its
-    # state, counted (recrawl/redis_errors), as before.
+    # state, counted (recrawl/redis_errors), as before; at once when the crawl is closing
+    # (its frontier gave Redis up: the row must not hold the close).
     monkeypatch.setattr(recrawl, "RETRY_WAITS_S", (0.01, 0.01, 0.01))  # 3 waits, 4 tries
+    closing = [False]
+    monkeypatch.setattr(recrawl, "_closing", lambda _: closing[0])
 
     async def go(failures: int) -> tuple[bool, dict[str, int]]:
         crawler = get_crawler(settings_dict={"RECRAWL_ENABLED": True})
@@ -91,3 +94,5 @@ def test_a_restarting_redis_is_waited_for_and_one_that_stays_down_is_counted(
 
     assert asyncio.run(go(2)) == (True, {"recrawl/redis_retries": 2})
     assert asyncio.run(go(4)) == (False, {"recrawl/redis_retries": 3, "recrawl/redis_errors": 1})
+    closing[0] = True
+    assert asyncio.run(go(2)) == (False, {"recrawl/redis_errors": 1})
