@@ -73,7 +73,7 @@ class LocalRedis:
     # The port, held after kill() until start() or stop(): bound, not listening, so a
     # crawl still asking for its lost Redis is refused, and no other test's server (on
     # another xdist worker: a crawl's embedded Redis, a test web) can take the port and
-    # answer it. Once one did: the dead crawl's frontier worked on another crawl's.
+    # answer it. Once something did: a reply no frontier script gives, and a traceback.
     held: socket.socket | None = None
 
     @property
