@@ -33,8 +33,9 @@ content/template_copy: a new page whose main text repeats another page's but for
 numbers and its own URL's words (a calendar day, an echoed query:
 extensions/content/template.py), a duplicate for trap feedback only;
 content/noise_params_learned: a query parameter that duplicates showed to be noise
-(extensions/admission/noise.py); content/noise_evidence_too_far: a near duplicate too far
-from its original (NOISE_MIN_RESEMBLANCE) to teach one.
+(extensions/admission/noise.py); content/noise_evidence_near: a near duplicate whose URL adds
+parameters to its original's, counted as evidence (noise_evidence.py);
+content/noise_evidence_too_far: a duplicate too far from its original to teach one.
 """
 
 from __future__ import annotations
@@ -50,11 +51,10 @@ from redis.exceptions import RedisError
 
 from crawlproj.checkpoint import checkpoint_for
 from crawlproj.items import PageItem
+from crawlproj.pipelines.noise_evidence import NoiseTeacher
 from crawlproj.pipelines.recrawl import PREV_STATE_META
 from crawlproj.pipelines.signature import Signature, content_signature, stored_signature
-from extensions.admission.filters import host_of
-from extensions.admission.noise import SEPARATOR as NOISE_SEPARATOR
-from extensions.admission.noise import differing_values, noise_config, noise_learned
+from extensions.admission.noise import noise_config, noise_learned
 from extensions.content.fingerprint import content_hash, hamming
 from extensions.content.neardup_config import NeardupConfig
 from extensions.content.simhash_index import SimhashIndex
@@ -88,14 +88,6 @@ class Verdict:
 
 # Response meta the spider reads for the page's outcome (crawlproj/spiders/web.py).
 TEMPLATE_COPY_META = "content_template_copy"
-# The resemblance (MinHash of the main text) a duplicate needs to teach a noise parameter:
-# the same text under another URL. A near duplicate says less: a shop's category listing
-# at /shop/?category=shirts was one of /shop/?category=shoes at 0.93 (a few products of
-# its own beside shared prose), and "category" learned as noise dropped every other
-# category of the shop, and its products with them (tests/integration/test_shop_categories).
-NOISE_MIN_RESEMBLANCE = 0.99
-# A value's first characters name it among a parameter's values (a session token's 32).
-NOISE_VALUE_CHARS = 40
 
 
 class ContentDedupPipeline:
@@ -111,7 +103,7 @@ class ContentDedupPipeline:
         self.index: SimhashIndex | None = None
         self.hashes: PageHash | None = None
         self.templates: PageHash | None = None
-        self.noise_keys = ("", "")
+        self.noise: NoiseTeacher | None = None
         self.redis: Any = None
 
     @classmethod
@@ -132,7 +124,9 @@ class ContentDedupPipeline:
         # Per page: in the page shard of the content hash / template digest.
         self.hashes = PageHash(self.redis, crawl, lambda pages: pages.content_hashes)
         self.templates = PageHash(self.redis, crawl, lambda pages: pages.page_templates)
-        self.noise_keys = (keys.noise_counts, keys.noise_params)
+        self.noise = NoiseTeacher(
+            self.redis, keys.noise_counts, keys.noise_params, self.noise_after, self.stats
+        )
         hashes = self.hashes  # its layout is the crawl's page shards, known on first use
         self.index = SimhashIndex(
             self.redis,
@@ -213,51 +207,12 @@ class ContentDedupPipeline:
         if stored is not None and verdict.distance is None:
             # A changed re-fetch that is nobody's duplicate: the distance to its old copy.
             verdict = Verdict(verdict.branch, distance=stored.distance)
-        # Template copies differ in words their URL supplies (a year, a query): those
-        # parameters matter. Only the same text shows a parameter to be noise.
-        if verdict.duplicate_of and self.noise_after:
-            if (verdict.resemblance or 0.0) >= NOISE_MIN_RESEMBLANCE:
-                learned = self._learn_noise(url, verdict.duplicate_of)
-                verdict = dataclasses.replace(verdict, noise=learned)
-            else:
-                self.stats.inc_value("content/noise_evidence_too_far")
+        # What the duplicate's URL teaches about its parameters (noise_evidence.py): the
+        # same text, or a view a URL adds to a page, several pages over.
+        if verdict.duplicate_of and self.noise is not None:
+            learned = self.noise.learn(url, verdict.duplicate_of, verdict.resemblance or 0.0)
+            verdict = dataclasses.replace(verdict, noise=learned)
         return sig, verdict
-
-    def _learn_noise(self, url: str, original: str) -> tuple[tuple[str, str], ...]:
-        """Each value of a parameter a duplicate differs in counts once for it;
-        PRIORITY_NOISE_AFTER distinct values make it the host's noise (admission/noise.py)."""
-        values = differing_values(url, original)
-        if not values or self.index is None:
-            return ()
-        host = host_of(url)
-        found: list[tuple[str, str]] = []
-        try:
-            for name, shown in values.items():
-                if self._distinct_values(f"{host}{NOISE_SEPARATOR}{name}", shown):
-                    found.append((host, name))
-                    self.stats.inc_value("content/noise_params_learned")
-                    logger.info(
-                        "Learned noise parameter %r of %s (duplicates differ in it)", name, host
-                    )
-        except RedisError:
-            pass  # feedback only
-        return tuple(found)
-
-    def _distinct_values(self, member: str, shown: frozenset[str]) -> bool:
-        """Record the values a duplicate showed of `member` ("<host> <param>"); True when
-        they took it to PRIORITY_NOISE_AFTER distinct values (learned: G:noise_params)."""
-        counts, learned = self.noise_keys
-        pipe = self.redis.pipeline(transaction=False)
-        for value in shown:  # a field per value seen ("<host> <param>=<value>", capped)
-            pipe.hsetnx(counts, f"{member}={value[:NOISE_VALUE_CHARS]}", 1)
-        new = sum(int(reply) for reply in pipe.execute())
-        if not new:
-            return False
-        total = int(self.redis.hincrby(counts, member, new))
-        if total - new < self.noise_after <= total:
-            self.redis.sadd(learned, member)
-            return True
-        return False
 
     def _template_of(self, first: str, url: str, depth: int) -> str | None:
         """The first page with this page's template (`first`: the first writer's value,

@@ -97,8 +97,8 @@ prefix "crawlproj:{<crawl>:p<i>~<salt>}"):
     D:content_hashes hash    content hash (sha256 hex) -> URL of the first page with it
     D:warc_records   hash    URL -> "<WARC-Date> <WARC-Record-ID> <payload digest>" of its
                              latest full WARC response record (revisits refer to it)
-    G:noise_counts   hash    "<host> <param>" -> its values duplicates showed, "...=<value>" each
-    G:noise_params   set     learned noise parameters "<host> <param>": admission drops them
+    G:noise_counts   hash    "<host> <param>[ <what>]" -> count, "...=<item>" (noise_evidence.py)
+    G:noise_params   set     learned "<host> <param>[=<value>]": admission drops them
     D:page_templates hash    template digest (16 hex) -> "<depth> <first URL>" (older: the URL):
                              a deeper page with the digest is a template copy (trap feedback)
     G:soft404        hash    origin -> soft-404 probe state JSON (extensions/content/soft404.py):
@@ -277,12 +277,12 @@ class FrontierKeys:
 
     @property
     def noise_counts(self) -> str:
-        """Per "<host> <parameter>": duplicates that differed only in it (admission/noise.py)."""
+        """Values and paths duplicates showed per "<host> <parameter>" (noise_evidence.py)."""
         return f"{self.crawl_prefix}:noise_counts"
 
     @property
     def noise_params(self) -> str:
-        """Learned noise parameters, "<host> <parameter>" (dropped at admission)."""
+        """Learned noise, "<host> <parameter>[=<value>]" (dropped at admission)."""
         return f"{self.crawl_prefix}:noise_params"
 
     @property
