@@ -200,9 +200,12 @@ PRIORITY_NOISE_AFTER = 2
 # Generator traps (admission/sprawl.py): a page whose links of its own shape are this many
 # or more and all new to the crawl is a sprawl page (0 = off); links this worker saw again
 # on this many pages or more are the site's menu, not links back; a pattern closes once
-# this many of its pages were sprawl (0 = off), when they are most of its recent pages.
+# this many of its pages were sprawl (0 = off), when they are most of its recent pages, or
+# at once at a sprawl page of this generation (reached from a sprawl page's link that was
+# reached from one...: a tarpit's third page deep; 0 = off).
 PRIORITY_SPRAWL_MIN_LINKS = 2
 PRIORITY_SPRAWL_MENU_PAGES = 8
+PRIORITY_SPRAWL_CHAIN = 3
 PRIORITY_TRAP_SPRAWL_AFTER = 8
 
 # --- URL-seen (a Bloom filter per shard in Redis; repeats of recent links dropped before) ---

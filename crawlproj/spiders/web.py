@@ -17,9 +17,9 @@ a template copy of a page with the same path pattern on another host is one too:
 site's software serving two hosts, whose first page on this host was the template),
 "soft_404", "unchanged" (a re-crawl found the same copy: same body or main
 text, or a 304), or "sprawl" (new content whose links of its own shape were all new:
-a generator's page, admission/sprawl.py; the frontier settles it as "new" where another
-page linked one of them). Other statuses, released pages and probes carry none: the
-frontier sees the status itself.
+a generator's page, admission/sprawl.py; "sprawl_chain" when a chain of them led to it;
+the frontier settles it as "new" where another page linked one of them). Other statuses,
+released pages and probes carry none: the frontier sees the status itself.
 
 Links not followed: a page that says nofollow, is not HTML, is a re-crawl's
 unchanged copy or gone, a soft-404 (``soft_404``), or an exact duplicate (its
@@ -60,13 +60,21 @@ from crawlproj.pipelines.content import TEMPLATE_COPY_META
 from crawlproj.pipelines.soft404 import Soft404Checker, soft404_checker
 from crawlproj.response_headers import content_type, header, parse_headers
 from crawlproj.seeds import SeedLine, read_seed_arg
+from crawlproj.spiders.link_marks import LinkMarks, generation_of
 from crawlproj.spiders.page_parse import follow_links, parse_page
-from extensions.admission.facet_sidebar import FACET_META, SIDEBAR, SidebarConfig, sidebar_links
+from extensions.admission.facet_sidebar import SIDEBAR, SidebarConfig, sidebar_links
 from extensions.admission.new_items import COPY_OUTCOMES, NEW_ITEMS, listed_items, listing
 from extensions.admission.patterns import pattern_path, url_patterns
 from extensions.admission.recent import count_repeat, recent_links_of
-from extensions.admission.records import CANONICAL_META, SETTLES_META
-from extensions.admission.sprawl import SPRAWL, SprawlConfig, candidate_links
+from extensions.admission.records import CANONICAL_META
+from extensions.admission.sprawl import (
+    SPRAWL,
+    SPRAWL_GEN_META,
+    SprawlConfig,
+    candidate_links,
+    sprawl_generation,
+    sprawl_outcome,
+)
 from extensions.config import read
 from extensions.content.soft404 import SECOND_PROBE_META, SEND_PROBE_META, probe_url
 from extensions.content.template import blames
@@ -155,9 +163,11 @@ class WebSpider(scrapy.Spider):
         links = follow_links(page, response, self.crawler.stats, self.page_tokens)
         fresh, own = self.fresh_links(links, response, outcome)
         sidebar = self.sidebar_links(response.url, links)
-        lease = response.meta.get("frontier_lease")
+        marks = LinkMarks(
+            own, sidebar, response.meta.get("frontier_lease"), generation_of(response)
+        )
         for url in fresh:
-            request = self.link_request(url, meta=link_meta(url, own, sidebar, lease))
+            request = self.link_request(url, meta=marks.meta(url))
             if request is not None:
                 yield request
 
@@ -187,7 +197,8 @@ class WebSpider(scrapy.Spider):
             return split.request, frozenset()
         own = candidate_links(response.url, split.new, split.known, self.sprawl, recent.relinked)
         if own:
-            response.meta["frontier_outcome"] = "sprawl"
+            generation = sprawl_generation(response.meta.get(SPRAWL_GEN_META))
+            response.meta["frontier_outcome"] = sprawl_outcome(generation, self.sprawl)
             self.crawler.stats.inc_value("crawlproj/pages/sprawl_candidate")
             logger.debug("Sprawl candidate %s: %d new links of its shape", response.url, len(own))
         return split.request, frozenset(own)
@@ -339,19 +350,6 @@ class WebSpider(scrapy.Spider):
         # The origin stays claimed: its pages go unchecked (soft404_states.py).
         self.crawler.stats.inc_value("crawlproj/soft404/probes_failed")
         self.on_error(failure)
-
-
-def link_meta(
-    url: str, own: frozenset[str], sidebar: dict[str, str], lease: str | None
-) -> dict[str, Any] | None:
-    """A followed link's marks: its page's lease (a sprawl candidate's own-shape link, a
-    listing copy's item), a facet sidebar's filter name."""
-    if url not in own and url not in sidebar:
-        return None
-    meta: dict[str, Any] = {FACET_META: sidebar[url]} if url in sidebar else {}
-    if url in own:
-        meta[SETTLES_META] = lease
-    return meta
 
 
 def frontier_outcome(item: PageItem, meta: dict[str, Any] | None = None) -> str | None:

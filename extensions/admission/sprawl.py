@@ -27,6 +27,16 @@ instead of "sprawl" (frontier/settled_acks.py): a sprawl verdict uses every work
 worker's cache. Trap feedback (frontier/lua/traps.lua) closes a pattern once
 PRIORITY_TRAP_SPRAWL_AFTER of its pages were sprawl and they are most of its recent pages.
 
+A tarpit is also a **chain**: its entry page is sprawl, the pages it links are sprawl, and
+theirs after them, while a real section's pages link back into it within a step or two. A
+sprawl page's marked links carry its generation (SPRAWL_GEN_META, kept in their frontier
+records: the entry is generation 1, a page reached through its link 2, ...), and a sprawl
+page of generation PRIORITY_SPRAWL_CHAIN reports "sprawl_chain", which closes its pattern
+at once as if PRIORITY_TRAP_SPRAWL_AFTER of its pages had been sprawl: a tarpit costs its
+entry, the pages it links and one more (~5-7 requests) instead of
+PRIORITY_TRAP_SPRAWL_AFTER. A page that links back, or whose marked links another page
+had linked (settled), breaks the chain: its links carry no generation.
+
 Not caught: a generator whose pages also link back to a few earlier pages of its own
 (as a real section does), or one whose pages link only pages of another shape (/a/
 pages to /b/ ones and back: counting every shape would make a shop's category pages,
@@ -37,11 +47,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from extensions.admission.domains import registered_domain
 from extensions.config import Setting, Table, at_least
 
+# A sprawl page's marked links: its generation (1 for a page no sprawl page's link led to).
+SPRAWL_GEN_META = "frontier_sprawl_gen"
+SPRAWL_OUTCOMES = frozenset(("sprawl", "sprawl_chain"))
 # An extension is the last segment's text after its last dot when at most this long.
 _MAX_EXTENSION = 6
 
@@ -50,12 +63,14 @@ _MAX_EXTENSION = 6
 class SprawlConfig:
     min_links: int  # PRIORITY_SPRAWL_MIN_LINKS: own-shape links that make a candidate; 0 off
     menu_pages: int  # PRIORITY_SPRAWL_MENU_PAGES: a repeat linked again this often is menu
+    chain: int  # PRIORITY_SPRAWL_CHAIN: the generation whose sprawl page closes; 0 off
 
 
 SPRAWL = Table(
     SprawlConfig,
     Setting("PRIORITY_SPRAWL_MIN_LINKS", "min_links", int, at_least(0)),
     Setting("PRIORITY_SPRAWL_MENU_PAGES", "menu_pages", int, at_least(2)),
+    Setting("PRIORITY_SPRAWL_CHAIN", "chain", int, at_least(0)),
 )
 
 
@@ -117,3 +132,13 @@ def candidate_links(
     if any(relinked(url) < menu and link_shape(url) == shape for url in repeated):
         return []
     return own
+
+
+def sprawl_generation(parent_generation: Any) -> int:
+    """A sprawl page's generation from its request's SPRAWL_GEN_META (1 without one)."""
+    return parent_generation + 1 if isinstance(parent_generation, int) else 1
+
+
+def sprawl_outcome(generation: int, config: SprawlConfig) -> str:
+    """A sprawl page's outcome: "sprawl_chain" from generation config.chain on."""
+    return "sprawl_chain" if 0 < config.chain <= generation else "sprawl"

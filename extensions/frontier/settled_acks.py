@@ -6,7 +6,8 @@ ack goes out its links' verdicts are in.
 Sprawl (admission/sprawl.py): the spider calls a page "sprawl" from this worker's recent
 links alone; whether another worker (or an earlier page) linked one of its own-shape links
 is known only to URL-seen, in the admit script, which lists such pages' leases in its
-reply ("settled"): a settled page is reported as "new".
+reply ("settled"): a settled page is reported as "new". So is a "sprawl_chain" page (a
+tarpit's third generation), whose verdict closes its pattern at once.
 
 Listings (admission/new_items.py): the spider calls a near copy a listing's next page
 when PRIORITY_NEW_ITEMS of its links are items new to this worker. With several workers a
@@ -34,6 +35,7 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from extensions.admission.new_items import LISTING
+from extensions.admission.sprawl import SPRAWL_OUTCOMES
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -49,7 +51,7 @@ MAX_SETTLED = 10_000
 
 
 def _waits(outcome: str | None) -> bool:
-    return outcome == "sprawl" or (outcome is not None and outcome.startswith(LISTING))
+    return outcome in SPRAWL_OUTCOMES or (outcome is not None and outcome.startswith(LISTING))
 
 
 class SettledAcks:
@@ -85,7 +87,7 @@ class SettledAcks:
         lease, outcome = event.lease_id, event.outcome or ""
         seen, fresh = lease in self._settled, self._fresh.pop(lease, 0)
         self._settled.discard(lease)
-        kind = "sprawl" if outcome == "sprawl" else "listing"
+        kind = "sprawl" if outcome in SPRAWL_OUTCOMES else "listing"
         # A sprawl page another page linked into; a copy with enough items new to the crawl.
         settled = seen if kind == "sprawl" else fresh >= self.new_items
         if settled:

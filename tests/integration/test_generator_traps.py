@@ -30,6 +30,8 @@ MAX_NAV_REQUESTS = 30
 # learns the menu from the pages it parsed itself: 8-9 a space, nav 19-46 measured.
 MAX_SPACE_REQUESTS_TWO_WORKERS = 14
 MAX_NAV_REQUESTS_TWO_WORKERS = 70
+# A space entered once, mean requests over spaces: closed at its chain's third generation.
+MAX_CHAIN_MEAN = 7
 # Requests to a wildcard farm's made-up hosts (pages and their soft-404 probes) before its
 # family across the registered domain closes: 18 measured (the first 8 pages link its home
 # page back before that link counts as its menu).
@@ -75,6 +77,21 @@ def test_generators_close_and_the_crawl_ends_by_itself(tmp_path: Path) -> None:
     web, result, requests = crawl_to_its_end(tarpit_web(), tmp_path)
     assert_spaces_closed(spaces(web, requests), MAX_SPACE_REQUESTS, MAX_NAV_REQUESTS)
     assert "frontier/redis/sprawl_recounted" in result.log
+
+
+def test_a_tarpit_with_one_way_in_closes_at_its_third_generation(tmp_path: Path) -> None:
+    """Hosts too small for a tenth page: each space is entered by the home page's one link,
+    so its pages form a chain (admission/sprawl.py), closed at its first third-generation
+    page: 4-7 requests a space measured (5.6 on average), 8-9 when only the count of sprawl
+    pages closed them. The nav style's menu hides its first pages' sprawl, as above."""
+    hosts = [HostSpec(f"h{i}.test", pages=9, generators=list(GENERATOR_STYLES)) for i in range(3)]
+    web, _, requests = crawl_to_its_end(
+        WebSpec(hosts=hosts, seed=5, base_ip="127.0.53.21"), tmp_path
+    )
+    counts = spaces(web, requests)
+    assert_spaces_closed(counts, MAX_SPACE_REQUESTS, MAX_NAV_REQUESTS)
+    chained = [n for (_, style), n in counts.items() if style != "nav"]
+    assert sum(chained) / len(chained) <= MAX_CHAIN_MEAN, counts
 
 
 def test_two_workers_close_generators_without_losing_real_pages(

@@ -170,6 +170,7 @@ BAD = [
     ("PRIORITY_REDIRECT_WALK", -1, ">= 0, not -1"),
     ("PRIORITY_NEW_ITEMS", -1, ">= 0, not -1"),
     ("PRIORITY_SPRAWL_MENU_PAGES", 1, ">= 2, not 1"),
+    ("PRIORITY_SPRAWL_CHAIN", -1, ">= 0, not -1"),
     (
         "PRIORITY_TRAP_END_AFTER",
         1,

@@ -185,7 +185,10 @@ end
 -- What a numbered page says of its sequence: live (new content) or dead (not found, or a
 -- copy of its own pattern's page: a clamped last page). A duplicate of another pattern's
 -- page says nothing: real numbered pages can be near copies of a page elsewhere.
-local SEQUENCE = {new = 'live', sprawl = 'live', soft_404 = 'dead', not_found = 'dead', copy = 'dead'}
+local SEQUENCE = {
+  new = 'live', sprawl = 'live', sprawl_chain = 'live', soft_404 = 'dead', not_found = 'dead',
+  copy = 'dead',
+}
 
 -- One numbered page's outcome into its fine pattern's sequence end.
 local function learn_number(field, n, outcome)
@@ -286,7 +289,8 @@ end
 -- redirect_walk: a hop of a redirect chain that keeps landing on new URLs of its own shape
 -- (admission/redirect_walks.py).
 local BAD = {
-  new = 0, sprawl = 0, duplicate = 1, copy = 1, soft_404 = 1, not_found = 1, redirect_walk = 1,
+  new = 0, sprawl = 0, sprawl_chain = 0, duplicate = 1, copy = 1, soft_404 = 1, not_found = 1,
+  redirect_walk = 1,
 }
 
 local function judge(field, t, held_open)
@@ -313,8 +317,11 @@ end
 -- long section); bad from then on. A generator's pattern is then all bad and closes; a
 -- real section, whose first pages or random ones may be sprawl but whose others link
 -- back into it, keeps its share of good pages. A probe of a closed one stays bad.
-local function sprawled(t)
+-- `chain`: a sprawl page of a chain's PRIORITY_SPRAWL_CHAIN-th generation (sprawl.py), the
+-- T.sprawl_after-th at once.
+local function sprawled(t, chain)
   if T.sprawl_after <= 0 then return 0 end
+  if chain then t[11] = math.max(t[11], T.sprawl_after - 1) end
   t[11] = t[11] + 1
   if t[11] < T.sprawl_after then return 0 end
   if t[11] == T.sprawl_after then
@@ -337,7 +344,7 @@ end
 local function learn(field, bad, recount, sprawl, catch_all)
   local t = load_pattern(field)
   local d = 1 - 1 / T.window
-  if sprawl then bad = sprawled(t) end
+  if sprawl then bad = sprawled(t, sprawl == 'sprawl_chain') end
   if recount and t[3] == 0 then
     -- A record born at the shape's second URL missed its first page (recurs): a copy
     -- proves that page was fetched, so it is counted here, as bad.
@@ -381,7 +388,8 @@ local function feedback(ev)
   local bad = BAD[ev.o or '']
   if bad == nil or not ev.pt or not ev.host then return end
   redis.call('HINCRBY', K.host_stats, ev.host .. '|page_' .. ev.o, 1)
-  local sprawl = ev.o == 'sprawl'
+  -- The sprawl outcome (sprawl or sprawl_chain), nil for another.
+  local sprawl = (ev.o == 'sprawl' or ev.o == 'sprawl_chain') and ev.o or nil
   local field = resolve(ev.host, ev.pt, false)
   -- A copy, or a redirect walk's hop, proves its pattern's first page was one too.
   local recount = ev.o == 'copy' or ev.o == 'redirect_walk'

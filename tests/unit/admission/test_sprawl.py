@@ -11,12 +11,18 @@ from scrapy.utils.test import get_crawler
 from extensions.admission.budgets import pattern_state
 from extensions.admission.new_items import listing
 from extensions.admission.records import AdmitItem
-from extensions.admission.sprawl import SprawlConfig, candidate_links, link_shape
+from extensions.admission.sprawl import (
+    SprawlConfig,
+    candidate_links,
+    link_shape,
+    sprawl_generation,
+    sprawl_outcome,
+)
 from extensions.frontier.core import DownloadEvent
 from extensions.frontier.settled_acks import SettledAcks
 
 H = "http://gen.test"
-CONFIG = SprawlConfig(min_links=2, menu_pages=8)
+CONFIG = SprawlConfig(min_links=2, menu_pages=8, chain=3)
 MENU = f"{H}/gen/start"  # linked again from 20 pages: the generator's own menu
 
 
@@ -92,7 +98,7 @@ def test_not_a_candidate(fresh: list[str], repeated: list[str], reason: str) -> 
 
 
 def test_off_at_zero_min_links() -> None:
-    off = SprawlConfig(min_links=0, menu_pages=8)
+    off = SprawlConfig(min_links=0, menu_pages=8, chain=3)
     assert candidate_links(f"{H}/gen/a", [f"{H}/gen/b", f"{H}/gen/c"], [], off, relinked) == []
 
 
@@ -124,6 +130,10 @@ def test_an_ack_is_settled_by_its_links_admit_reply() -> None:
     }
     # A settled lease is used once: a page is acked once.
     assert [e.outcome for e in acks.judged([ack("a")], [])] == ["sprawl"]
+    # A chain's page waits alike: "new" when settled, its own outcome when reported.
+    acks.heard({"settled": ["e"]})
+    chain = [ack("e", "sprawl_chain"), ack("f", "sprawl_chain")]
+    assert [e.outcome for e in acks.judged(chain, [])] == ["new", "sprawl_chain"]
 
 
 def test_a_listing_copy_is_new_when_its_items_were_new_to_the_crawl() -> None:
@@ -151,3 +161,12 @@ def test_operators_read_a_patterns_sprawl_pages_from_its_record() -> None:
     shown = pattern_state("12,7.500,7.500,0,2,3,9,0,0,0,8")
     assert (shown["state"], shown["sprawl_pages"], shown["bad_share"]) == ("closed", 8, 1.0)
     assert "sprawl_pages" not in pattern_state("12")  # never sprawl: nothing said
+
+
+def test_a_chain_of_sprawl_pages_reports_its_third_generation() -> None:
+    """The entry (no generation on its request) is 1, a page its marked link led to 2..."""
+    generations = [sprawl_generation(None), sprawl_generation(1), sprawl_generation(2)]
+    assert generations == [1, 2, 3]
+    assert [sprawl_outcome(g, CONFIG) for g in generations] == ["sprawl", "sprawl", "sprawl_chain"]
+    assert sprawl_outcome(9, SprawlConfig(min_links=2, menu_pages=8, chain=0)) == "sprawl"
+    assert sprawl_generation("1") == 1  # not a generation: an entry

@@ -6,6 +6,8 @@ which was seen before."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from extensions.admission.patterns import url_patterns
 from extensions.frontier.core import Frontier
 from tests.unit.frontier.test_traps import HOST, MakeFrontier, fetch_all, item, make, run
@@ -38,10 +40,12 @@ async def closed(frontier: Frontier, *fields: str) -> list[bool]:
 FAMILY = "f|" + url_patterns(GEN + "a-b").family
 
 
-async def sprawl_pages(frontier: Frontier, n: int) -> tuple[list[bool], dict[str, int]]:
+async def sprawl_pages(
+    frontier: Frontier, n: int, outcome: str | Callable[[str], str] = "sprawl"
+) -> tuple[list[bool], dict[str, int]]:
     """Fetch n sprawl pages of /gen/; then whether it is closed, and what 4 more met."""
     await frontier.admit([item(url) for url in slugs(0, n)])
-    await fetch_all(frontier, "sprawl")
+    await fetch_all(frontier, outcome)
     state = await closed(frontier, f"{HOST}/gen/*", FAMILY)
     later = await frontier.admit([item(url) for url in slugs(100, 4)])
     return state, dict(later.extra.get("refused") or {})
@@ -55,6 +59,23 @@ def test_sprawl_pages_before_the_sprawl_after_th_are_new_content(make: MakeFront
 def test_a_pattern_of_sprawl_pages_closes_at_the_sprawl_after_th(make: MakeFrontier) -> None:
     frontier = make(sprawl_after=6, min_pages=3, close_share=0.8)
     assert run(sprawl_pages(frontier, 6)) == ([True, True], {"pattern_closed": 4})
+
+
+def test_a_chain_s_page_closes_its_pattern_at_once(make: MakeFrontier) -> None:
+    """Two sprawl pages, then one of a chain's third generation (admission/sprawl.py):
+    closed as at the sprawl_after-th, 3 pages in, not 6."""
+    frontier = make(sprawl_after=6, min_pages=3, close_share=0.8)
+    outcomes = iter(["sprawl", "sprawl", "sprawl_chain"])
+    assert run(sprawl_pages(frontier, 3, lambda url: next(outcomes))) == (
+        [True, True],
+        {"pattern_closed": 4},
+    )
+
+
+def test_a_chain_s_page_waits_for_min_pages(make: MakeFrontier) -> None:
+    frontier = make(sprawl_after=6, min_pages=3, close_share=0.8)
+    outcomes = iter(["sprawl", "sprawl_chain"])
+    assert run(sprawl_pages(frontier, 2, lambda url: next(outcomes))) == ([False, False], {})
 
 
 def test_off_when_sprawl_after_is_zero(make: MakeFrontier) -> None:
