@@ -9,11 +9,16 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
+import os
 import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, NamedTuple
+
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from extensions.admission.bloom import BloomConfig
 from extensions.admission.budgets import TrapConfig
@@ -26,7 +31,14 @@ from extensions.state.lua import ENTRY_SCRIPTS, read_lua, script_source
 # (scrapy seed): ~0.1 s of Redis at ~100 us per URL, under the client's timeout and the
 # busy-script limit (a sitemap's or seeds file's 50,000 URLs in one call held Redis
 # for seconds).
+logger = logging.getLogger(__name__)
+
 ADMIT_CHUNK = 1000
+# A lease call raising these may have run all the same (a stalled Redis runs what it read
+# when it resumes): its leases are given back (Frontier.give_back_lost).
+REPLY_LOST = (RedisTimeoutError, RedisConnectionError)
+# Lost calls remembered at most (a Redis down for long: the oldest calls' leases expire).
+MAX_LOST_CALLS = 1000
 
 
 @dataclass(frozen=True)
@@ -96,6 +108,7 @@ class FrontierReply:
     leases: list[tuple[str, str]] = field(default_factory=list)
     hosts: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
+    call: str = ""  # a lease call's token, on its lease ids (Frontier.lease)
 
     @property
     def remaining(self) -> int:
@@ -192,6 +205,9 @@ class Frontier:
         self.clock = clock
         self._scripts = {name: redis.register_script(script_source(name)) for name in ENTRY_SCRIPTS}
         self._crawl_delay = redis.register_script(read_lua("extensions.frontier", "crawl_delay"))
+        # Lease calls: this client's token and count, and the calls whose reply was lost.
+        self._worker, self._calls = os.urandom(4).hex(), 0
+        self._lost: dict[str, bool] = {}  # call -> given back once already
         # Constant per frontier (FrontierKeys is frozen): built once, not per script call.
         self._fixed_keys = keys.fixed()
         self._families_json = json.dumps(keys.families())
@@ -213,8 +229,40 @@ class Frontier:
         return await self._run("admit", items=[item.lua() for item in items])
 
     async def lease(self, n: int) -> FrontierReply:
-        """Lease up to n requests; n = 0 only reclaims and reports the counters."""
-        return await self._run("lease", n=max(0, n))
+        """Lease up to n requests; n = 0 only reclaims and reports the counters. The
+        leases of earlier calls whose reply was lost are given back first."""
+        await self.give_back_lost()
+        self._calls += 1
+        call = f"{self._worker}.{self._calls}"
+        try:
+            reply = await self._run("lease", n=max(0, n), call=call)
+        except REPLY_LOST:
+            self.lost(call)
+            raise
+        reply.call = call
+        return reply
+
+    def lost(self, call: str) -> None:
+        """A lease call whose leases no one will dispatch: its reply timed out (Redis may
+        run the script when it resumes), or was dropped (sharded.py)."""
+        if len(self._lost) >= MAX_LOST_CALLS:
+            self._lost.pop(next(iter(self._lost)))  # the oldest: its leases expire
+        self._lost[call] = False
+
+    async def give_back_lost(self) -> None:
+        """Give back the leases of lost calls (cancel_lease.lua), twice per call: a call
+        still buffered in a stalled Redis runs as soon as it resumes, so it has run by the
+        time an answer to the first give-back (Redis is back) has come and the second
+        goes. Redis errors propagate: the lease waits for Redis as well."""
+        for call, once in list(self._lost.items()):
+            reply = await self._run("cancel_lease", call=call)
+            given = int(reply.extra.get("given_back", 0))
+            if given:
+                logger.info("Gave back %d leases of a lease call whose reply was lost", given)
+            if once:
+                del self._lost[call]
+            else:
+                self._lost[call] = True
 
     async def lease_ip(self, ip: str, latest: float) -> IpLease:
         """Lease `ip` for one request outside its queues (lua/lease_ip.lua), from when it

@@ -103,7 +103,7 @@ class ShardedFrontier:
         # filled their share (they may have more).
         for _ in range(2):
             share = math.ceil(want / len(asking)) if asking and want else 0
-            got = await _gather({i: self.shards[i].lease(share) for i in asking})
+            got = await self._lease_all({i: share for i in asking})
             self._heard_lease(got)
             replies.update(got)
             for reply in got.values():
@@ -116,6 +116,19 @@ class ShardedFrontier:
         merged = await self._merge(replies)
         merged.leases, merged.hosts = leases, hosts + merged.hosts
         return merged
+
+    async def _lease_all(self, shares: dict[int, int]) -> dict[int, FrontierReply]:
+        """Each shard's lease call; when one fails, the others' leases are handed back
+        (Frontier.lost: no one dispatches them) and the error is raised."""
+        calls = [self.shards[i].lease(share) for i, share in shares.items()]
+        results = await asyncio.gather(*calls, return_exceptions=True)
+        failed = next((r for r in results if isinstance(r, BaseException)), None)
+        if failed is None:
+            return dict(zip(shares, cast("list[FrontierReply]", results), strict=True))
+        for i, result in zip(shares, results, strict=True):
+            if isinstance(result, FrontierReply) and result.call:
+                self.shards[i].lost(result.call)
+        raise failed
 
     async def lease_ip(self, ip: str, latest: float) -> IpLease:
         """Lease `ip` in its own shard, where its politeness state lives; its 'done' and

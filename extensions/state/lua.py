@@ -16,7 +16,7 @@ from importlib import resources
 
 from extensions.state.keys import FIXED_KEYS
 
-ENTRY_SCRIPTS = ("admit", "lease", "lease_ip", "report", "route_pending", "unpark")
+ENTRY_SCRIPTS = ("admit", "lease", "lease_ip", "report", "route_pending", "unpark", "cancel_lease")
 FRONTIER = "extensions.frontier"
 INCLUDE = "-- include:"
 

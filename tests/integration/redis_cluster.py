@@ -101,8 +101,19 @@ class LocalRedis:
         self.process.wait()
         self.held = _hold(self.port)
 
+    def pause(self) -> None:
+        """SIGSTOP: a stalled server (a fork on a huge dataset, a frozen VM) keeps its
+        sockets, reads nothing and answers nothing until resume()."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGCONT)
+
     def stop(self) -> None:
         if self.process is not None:
+            self.process.send_signal(signal.SIGCONT)  # a paused one stops too
             _stop([self.process])
         self._release()
 

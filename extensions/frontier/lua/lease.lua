@@ -38,6 +38,9 @@ end
 
 reclaim(100)
 local leases = {}
+-- A.call: the lease call's token, on its lease ids ("<ip>#<seq>:<call>"): a call whose
+-- reply the worker lost gives its leases back by it (cancel_lease.lua).
+local call = A.call and (':' .. A.call) or ''
 -- Kill switch: nothing leaves while the crawl is paused (reclaiming goes on).
 if redis.call('EXISTS', K.paused) == 1 then A.n = 0 end
 -- Recycling a drained IP can make another IP due at once: a few rounds let one
@@ -58,7 +61,7 @@ for _ = 1, 4 do
       if not rec then recycle(ip) end
     end
     if rec then
-      local id = ip .. '#' .. redis.call('INCR', K.lease_seq)
+      local id = ip .. '#' .. redis.call('INCR', K.lease_seq) .. call
       redis.call('HSET', K.lease_data, id, ip .. '|' .. rec)
       redis.call('HSET', K.lease_dl, id, 1)
       redis.call('ZADD', K.leases, NOW + CFG.lease_ttl, id)

@@ -69,6 +69,17 @@ local function end_hold(ip, id)
   return held
 end
 
+-- A lease dropped before the download: its start (lease.lua's last_start) must not space
+-- the IP's next fetch. With nothing else in flight the last fetch's end does; each
+-- dropped URL cost a whole delay before (a trap web's closed patterns, dropped at
+-- dispatch, held a host to a third of its polite rate at FRONTIER_DELAY 0.25). With
+-- another lease in flight (FRONTIER_IP_CONCURRENCY > 1) the start stays: never sooner.
+local function uncharge(ip)
+  local h = redis.call('HMGET', F.ip .. ip, 'inflight', 'last_end')
+  if num(h[1], 0) > 0 then return end
+  redis.call('HSET', F.ip .. ip, 'last_start', num(h[2], 0))
+end
+
 -- After a fetch, a drop or a reclaimed lease: the IP keeps its back queue and
 -- goes back on the ready heap at next_fetch_at even when drained. The back queue
 -- is recycled only when the IP comes due with nothing queued (router.lua's recycle,

@@ -16,17 +16,6 @@
 -- A.events: list of {t='done'|'ack'|'release', id, at, status, retry_after, timeout, fail,
 -- latency, block_until, o, host, pt}
 
--- A lease dropped before the download: its start (lease.lua's last_start) must not space
--- the IP's next fetch. With nothing else in flight the last fetch's end does; each
--- dropped URL cost a whole delay before (a trap web's closed patterns, dropped at
--- dispatch, held a host to a third of its polite rate at FRONTIER_DELAY 0.25). With
--- another lease in flight (FRONTIER_IP_CONCURRENCY > 1) the start stays: never sooner.
-local function uncharge(ip)
-  local h = redis.call('HMGET', F.ip .. ip, 'inflight', 'last_end')
-  if num(h[1], 0) > 0 then return end
-  redis.call('HSET', F.ip .. ip, 'last_start', num(h[2], 0))
-end
-
 for _, ev in ipairs(A.events) do
   local ip = string.match(ev.id, '^(.*)#')
   if ev.t == 'done' then

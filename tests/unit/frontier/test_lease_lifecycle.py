@@ -4,8 +4,26 @@ its ack (report.lua)."""
 
 from __future__ import annotations
 
-from extensions.frontier.core import DownloadEvent
-from tests.unit.frontier.test_frontier_sim import DELAY_S, FETCH_S, finish, items, lease_one, run
+import asyncio
+from typing import Any
+
+import pytest
+import redis.asyncio as aioredis
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from extensions.frontier.core import DownloadEvent, FrontierReply
+from extensions.frontier.sharded import ShardedFrontier
+from extensions.state.keys import ShardedKeys
+from tests.project_settings import project_frontier_config
+from tests.unit.frontier.test_frontier_sim import (
+    DELAY_S,
+    FETCH_S,
+    VirtualClock,
+    finish,
+    items,
+    lease_one,
+    run,
+)
 
 
 def test_expired_lease_is_redelivered_and_blocks_its_ip_until_then(make_frontier) -> None:
@@ -109,3 +127,88 @@ def test_a_lease_dropped_before_the_download_does_not_space_the_next_fetch(
     right_after, too_soon = run(go())
     assert len(right_after.leases) == 1  # due at once: the drop charged nothing
     assert too_soon.leases == []  # a real fetch still spaces the next by the delay
+
+
+def test_a_lost_lease_call_gives_its_leases_back_uncharged(make_frontier) -> None:
+    """A call whose reply was lost (Frontier.lost): its leases go back at the next lease
+    call, and its IP is due at once (nothing was fetched). The integration test
+    test_lost_lease_reply.py loses one to a stalled Redis."""
+
+    async def go():
+        frontier, _ = make_frontier()
+        await frontier.admit(items(["10.3.0.9"], 1))
+        lost = await frontier.lease(1)  # its reply never reaches the downloader
+        frontier.lost(lost.call)
+        again = await frontier.lease(1)
+        return lost, again, await frontier.stats()
+
+    lost, again, stats = run(go())
+    assert [r for _, r in again.leases] == [r for _, r in lost.leases]
+    assert again.leases[0][0].endswith(":" + again.call)  # ids carry their call
+    assert stats["lost_leases_given_back"] == 1
+
+
+def test_a_lost_call_run_after_its_first_give_back_is_given_back_at_the_second(
+    make_frontier,
+) -> None:
+    """Redis may serve the give-back before the buffered call: a second give-back, after
+    the first one's answer, comes after it."""
+
+    async def go():
+        frontier, _ = make_frontier()
+        await frontier.admit(items(["10.3.0.10"], 1))
+        frontier.lost("w.1")
+        first = await frontier.lease(0)  # gives back nothing: the call has not run
+        late = await frontier._run("lease", n=1, call="w.1")  # Redis runs it now
+        again = await frontier.lease(1)
+        return first, late, again
+
+    first, late, again = run(go())
+    assert first.leased == 0 and len(late.leases) == 1
+    assert [r for _, r in again.leases] == [r for _, r in late.leases]
+
+
+def test_other_calls_leases_stay(make_frontier) -> None:
+    async def go():
+        frontier, _ = make_frontier()
+        await frontier.admit(items(["10.3.0.11", "10.3.0.12"], 1))
+        held = await frontier.lease(1)
+        frontier.lost("another.7")
+        await frontier.lease(0)
+        return held, await frontier.lease(5)
+
+    held, after = run(go())
+    assert len(held.leases) == 1 and after.leased == 2  # the held one and the other IP's
+
+
+def test_a_sharded_lease_that_fails_in_one_shard_gives_the_others_back(
+    redis_url: str, redis_client: Any
+) -> None:
+    """One shard's call fails: the other shards' leases reach no one (the error is what
+    the caller gets), so they are lost calls too, given back at the next lease."""
+
+    async def go() -> tuple[int, int]:
+        client = aioredis.Redis.from_url(redis_url)
+        keys = ShardedKeys("lost", 2)
+        frontier = ShardedFrontier(client, keys, project_frontier_config(), VirtualClock())
+        ips = [f"10.3.1.{n}" for n in range(1, 40)]
+        on = {keys.index_of(ip): ip for ip in ips}  # one IP in each shard
+        try:
+            await frontier.admit(items(list(on.values()), 1))
+            stalled = frontier.shards[1]
+
+            async def times_out(n: int) -> FrontierReply:
+                raise RedisTimeoutError("Timeout reading from socket")
+
+            stalled.lease = times_out  # type: ignore[method-assign]
+            with pytest.raises(RedisTimeoutError):
+                await frontier.lease(2)
+            del stalled.lease  # the class's again
+            given = (await frontier.lease(0)).leased
+            return given, len((await frontier.lease(2)).leases)
+        finally:
+            await client.aclose()
+
+    held, leased = asyncio.run(go())
+    assert held == 0  # shard 0's lease went back
+    assert leased == 2
