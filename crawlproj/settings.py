@@ -195,8 +195,10 @@ PRIORITY_TRAP_REOPEN_AFTER = 3
 # numbers are refused (0 = off; 1 is refused: one broken link must not end a section).
 PRIORITY_TRAP_END_AFTER = 2
 # Distinct values of a query parameter the same text came back under before the host's URLs
-# drop it (0 = off; paging and section parameters never).
+# drop it (0 = off; paging and section parameters never); views (a near copy whose URL adds
+# the parameter: a reply form, a print view) teach too, on 2 pages (False: only the same text).
 PRIORITY_NOISE_AFTER = 2
+PRIORITY_NOISE_VIEWS = True
 # Generator traps (admission/sprawl.py): a page whose links of its own shape are this many
 # or more and all new to the crawl is a sprawl page (0 = off); links this worker saw again
 # on this many pages or more are the site's menu, not links back; a pattern closes once

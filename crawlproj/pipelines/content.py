@@ -54,7 +54,7 @@ from crawlproj.items import PageItem
 from crawlproj.pipelines.noise_evidence import NoiseTeacher
 from crawlproj.pipelines.recrawl import PREV_STATE_META
 from crawlproj.pipelines.signature import Signature, content_signature, stored_signature
-from extensions.admission.noise import noise_config, noise_learned
+from extensions.admission.noise import NoiseConfig, noise_config, noise_learned
 from extensions.content.fingerprint import content_hash, hamming
 from extensions.content.neardup_config import NeardupConfig
 from extensions.content.simhash_index import SimhashIndex
@@ -93,9 +93,9 @@ TEMPLATE_COPY_META = "content_template_copy"
 class ContentDedupPipeline:
     """Sets the content fields and duplicate_of; counts every branch under content/."""
 
-    def __init__(self, crawler: Crawler, config: NeardupConfig, noise_after: int) -> None:
+    def __init__(self, crawler: Crawler, config: NeardupConfig, noise: NoiseConfig) -> None:
         self.crawler = crawler
-        self.noise_after = noise_after
+        self.noise_config = noise
         self.stats = crawler.stats
         self.config = config
         self.checkpoint = checkpoint_for(crawler)
@@ -109,7 +109,7 @@ class ContentDedupPipeline:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ContentDedupPipeline:
         settings = crawler.settings
-        return cls(crawler, NeardupConfig.from_settings(settings), noise_config(settings).after)
+        return cls(crawler, NeardupConfig.from_settings(settings), noise_config(settings))
 
     async def open_spider(self) -> None:
         assert self.crawler.spider is not None
@@ -125,7 +125,7 @@ class ContentDedupPipeline:
         self.hashes = PageHash(self.redis, crawl, lambda pages: pages.content_hashes)
         self.templates = PageHash(self.redis, crawl, lambda pages: pages.page_templates)
         self.noise = NoiseTeacher(
-            self.redis, keys.noise_counts, keys.noise_params, self.noise_after, self.stats
+            self.redis, keys.noise_counts, keys.noise_params, self.noise_config, self.stats
         )
         hashes = self.hashes  # its layout is the crawl's page shards, known on first use
         self.index = SimhashIndex(

@@ -31,7 +31,7 @@ from redis.exceptions import RedisError
 from scrapy.statscollectors import StatsCollector
 
 from extensions.admission.filters import host_of
-from extensions.admission.noise import SEPARATOR, added_values, differing_values
+from extensions.admission.noise import SEPARATOR, NoiseConfig, added_values, differing_values
 
 logger = logging.getLogger(__name__)
 
@@ -57,10 +57,12 @@ class NoiseTeacher:
     """Counts duplicates' evidence in Redis and learns noise parameters from it."""
 
     def __init__(
-        self, redis: Any, counts: str, learned: str, after: int, stats: StatsCollector
+        self, redis: Any, counts: str, learned: str, config: NoiseConfig, stats: StatsCollector
     ) -> None:
         self.redis, self.counts, self.learned = redis, counts, learned
-        self.after = after  # PRIORITY_NOISE_AFTER; 0: learn nothing
+        self.after = config.after  # PRIORITY_NOISE_AFTER; 0: learn nothing
+        # PRIORITY_NOISE_VIEWS: views teach (off: only the same text does, as before).
+        self.near = NOISE_NEAR_RESEMBLANCE if config.views else NOISE_MIN_RESEMBLANCE
         self.stats = stats
 
     def learn(self, url: str, original: str, resemblance: float) -> tuple[tuple[str, str], ...]:
@@ -68,7 +70,7 @@ class NoiseTeacher:
         noise."""
         if not self.after:
             return ()
-        if resemblance < NOISE_NEAR_RESEMBLANCE:
+        if resemblance < self.near:
             self.stats.inc_value("content/noise_evidence_too_far")
             return ()
         host = host_of(url)
@@ -78,7 +80,7 @@ class NoiseTeacher:
                 names += [
                     n for n, v in differing_values(url, original).items() if self._same(host, n, v)
                 ]
-            added = added_values(url, original)
+            added = added_values(url, original) if self.near < NOISE_MIN_RESEMBLANCE else {}
             if added:
                 self.stats.inc_value("content/noise_evidence_view")
             path = urlsplit(url).path or "/"

@@ -51,9 +51,14 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class NoiseConfig:
     after: int  # distinct values duplicates showed of (host, parameter) to learn it; 0 off
+    views: bool  # PRIORITY_NOISE_VIEWS: near duplicates that add a parameter teach too
 
 
-NOISE = Table(NoiseConfig, Setting("PRIORITY_NOISE_AFTER", "after", int, at_least(0)))
+NOISE = Table(
+    NoiseConfig,
+    Setting("PRIORITY_NOISE_AFTER", "after", int, at_least(0)),
+    Setting("PRIORITY_NOISE_VIEWS", "views", bool),
+)
 
 
 def noise_config(settings: BaseSettings) -> NoiseConfig:

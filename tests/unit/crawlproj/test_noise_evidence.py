@@ -17,13 +17,15 @@ from crawlproj.pipelines.noise_evidence import (
     NOISE_NEAR_RESEMBLANCE,
     NoiseTeacher,
 )
+from extensions.admission.noise import NoiseConfig
 
 COUNTS, LEARNED = "T:noise_counts", "T:noise_params"
+CONFIG = NoiseConfig(after=2, views=True)
 
 
 @pytest.fixture
 def teacher(redis_client: Any) -> NoiseTeacher:
-    return NoiseTeacher(redis_client, COUNTS, LEARNED, 2, MemoryStatsCollector(get_crawler()))
+    return NoiseTeacher(redis_client, COUNTS, LEARNED, CONFIG, MemoryStatsCollector(get_crawler()))
 
 
 def test_the_same_text_teaches_on_two_values(teacher: NoiseTeacher, redis_client: Any) -> None:
@@ -99,9 +101,22 @@ def test_paging_and_sections_are_never_taught(teacher: NoiseTeacher) -> None:
 
 
 def test_learning_off(redis_client: Any) -> None:
-    off = NoiseTeacher(redis_client, COUNTS, LEARNED, 0, MemoryStatsCollector(get_crawler()))
+    config = NoiseConfig(after=0, views=True)
+    off = NoiseTeacher(redis_client, COUNTS, LEARNED, config, MemoryStatsCollector(get_crawler()))
     for n in range(4):
         assert off.learn(f"http://h.test/{n}?s={n}", f"http://h.test/{n}", 1.0) == ()
+
+
+def test_views_off_only_the_same_text_teaches(redis_client: Any) -> None:
+    stats = MemoryStatsCollector(get_crawler())
+    config = NoiseConfig(after=2, views=False)
+    teacher = NoiseTeacher(redis_client, COUNTS, LEARNED, config, stats)
+    for n in range(4):
+        url = f"http://h.test/p/{n}?replytocom={n}"
+        assert teacher.learn(url, f"http://h.test/p/{n}", 0.95) == ()
+    assert stats.get_value("content/noise_evidence_too_far") == 4
+    assert teacher.learn("http://h.test/a?v=1", "http://h.test/a", 1.0) == ()
+    assert teacher.learn("http://h.test/a?v=2", "http://h.test/a", 1.0) == (("h.test", "v"),)
 
 
 def test_bars() -> None:
