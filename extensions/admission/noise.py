@@ -118,6 +118,11 @@ def learned(members: Collection[str]) -> dict[str, frozenset[str]]:
     return {host: frozenset(names) for host, names in by_host.items()}
 
 
+def _pair(param: str) -> str:
+    """A query parameter as "name=value" (a flag without a value: "name=")."""
+    return param if "=" in param else param + "="
+
+
 def strip_params(url: str, noise: Mapping[str, frozenset[str]]) -> str:
     """`url` without its host's learned noise parameters (the order of the rest kept): a
     learned name drops the parameter whatever its value, a learned "name=value" that pair."""
@@ -127,6 +132,6 @@ def strip_params(url: str, noise: Mapping[str, frozenset[str]]) -> str:
     if not names:
         return url
     parts = urlsplit(url)
-    kept = [p for p in parts.query.split("&") if p and p not in names]
+    kept = [p for p in parts.query.split("&") if p and _pair(p) not in names]
     kept = [p for p in kept if p.partition("=")[0] not in names]
     return urlunsplit(parts._replace(query="&".join(kept)))

@@ -56,3 +56,8 @@ def test_a_learned_value_drops_that_value_only() -> None:
     assert strip_params("http://f.test/p?print=1", noise) == "http://f.test/p"
     assert strip_params("http://f.test/p?tab=reviews", noise) == "http://f.test/p?tab=reviews"
     assert strip_params("http://f.test/p?print=2", noise) == "http://f.test/p?print=2"
+    # A flag without a value is learned as "name=" (added_values: value "").
+    assert strip_params("http://f.test/p?a=1&printable", {"f.test": frozenset({"printable="})}) == (
+        "http://f.test/p?a=1"
+    )
+    assert added_values("http://f.test/p?printable", "http://f.test/p") == {"printable": ""}
