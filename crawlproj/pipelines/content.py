@@ -33,7 +33,7 @@ content/template_copy: a new page whose main text repeats another page's but for
 numbers and its own URL's words (a calendar day, an echoed query:
 extensions/content/template.py), a duplicate for trap feedback only;
 content/noise_params_learned: a query parameter that duplicates showed to be noise
-(extensions/admission/noise.py); content/noise_evidence_near: a near duplicate whose URL adds
+(extensions/admission/noise.py); content/noise_evidence_view: a duplicate whose URL adds
 parameters to its original's, counted as evidence (noise_evidence.py);
 content/noise_evidence_too_far: a duplicate too far from its original to teach one.
 """
