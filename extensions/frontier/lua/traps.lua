@@ -368,14 +368,18 @@ local function learn(field, bad, recount, sprawl, catch_all)
 end
 
 -- A record several patterns share (created at the first outcome, charged to the host like
--- any pattern field, while the host has room).
-local function learn_shared(host, field, bad, sprawl)
+-- any pattern field, while the host has room). `recount`: a redirect walk's hop, which
+-- proves the chain's start (a page of the record too, fetched with no outcome: it was not
+-- reached in shape) was a hop as well. Slugs are a fine pattern each (/moved/<w>-<w>), so
+-- only their family sees a chain whole: without it a family learnt 2 hops of a chain of
+-- 3 and stayed open below PRIORITY_TRAP_MIN_PAGES while real pages linked new starts.
+local function learn_shared(host, field, bad, sprawl, recount)
   if not exists(field) then
     local held = num(cached(K.trap_hosts, host), 0)
     if held >= 2 * T.patterns_per_host then return end
     held_by(host)
   end
-  learn(field, bad, false, sprawl)
+  learn(field, bad, recount, sprawl)
 end
 
 -- A fetched page's outcome (report.lua 'ack' events: ev.o, ev.host, ev.pt = fine, coarse,
@@ -395,8 +399,9 @@ local function feedback(ev)
   local recount = ev.o == 'copy' or ev.o == 'redirect_walk'
   if field then learn(field, bad, recount, sprawl, catch_all(field, ev.pt[1])) end
   if field and field == ev.pt[1] and ev.n then learn_number(field, ev.n, ev.o) end
-  if (ev.pt[4] or '') ~= '' then learn_shared(ev.host, 'p|' .. ev.pt[4], bad, sprawl) end
+  local walk = ev.o == 'redirect_walk'
+  if (ev.pt[4] or '') ~= '' then learn_shared(ev.host, 'p|' .. ev.pt[4], bad, sprawl, walk) end
   for family in string.gmatch(ev.pt[5] or '', '%S+') do
-    learn_shared(ev.host, 'f|' .. family, bad, sprawl)
+    learn_shared(ev.host, 'f|' .. family, bad, sprawl, walk)
   end
 end
