@@ -229,13 +229,17 @@ class Frontier:
         return await self._run("admit", items=[item.lua() for item in items])
 
     async def lease(self, n: int) -> FrontierReply:
-        """Lease up to n requests; n = 0 only reclaims and reports the counters. The
-        leases of earlier calls whose reply was lost are given back first."""
+        """Lease up to n requests; n = 0 only reclaims and reports the counters."""
+        return await self._lease_call("lease", n=max(0, n))
+
+    async def _lease_call(self, name: str, **args: Any) -> FrontierReply:
+        """A leasing script's call, with its token (its lease ids end in it). The leases
+        of earlier calls whose reply was lost are given back first."""
         await self.give_back_lost()
         self._calls += 1
         call = f"{self._worker}.{self._calls}"
         try:
-            reply = await self._run("lease", n=max(0, n), call=call)
+            reply = await self._run(name, call=call, **args)
         except REPLY_LOST:
             self.lost(call)
             raise
@@ -268,7 +272,7 @@ class Frontier:
         """Lease `ip` for one request outside its queues (lua/lease_ip.lua), from when it
         is due if that is no later than `latest` and it is below its in-flight cap;
         else when to ask again."""
-        reply = await self._run("lease_ip", ip=ip, latest=latest)
+        reply = await self._lease_call("lease_ip", ip=ip, latest=latest)
         if "lease" in reply.extra:
             return IpLease(str(reply.extra["lease"]), float(reply.extra["start_at"]))
         return IpLease("", float(reply.extra["retry_at"]))

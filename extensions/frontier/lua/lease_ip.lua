@@ -30,7 +30,8 @@ if retry then
   out.retry_at = string.format('%.17g', retry)  -- a string: cjson would round to 14 digits
   return cjson.encode(out)
 end
-local id = ip .. '#' .. redis.call('INCR', K.lease_seq)
+-- A.call: the call's token on the id, as lease.lua's (a lost reply: cancel_lease.lua).
+local id = ip .. '#' .. redis.call('INCR', K.lease_seq) .. (A.call and (':' .. A.call) or '')
 redis.call('HSET', K.lease_dl, id, 1)
 redis.call('ZADD', K.leases, start + CFG.lease_ttl, id)
 redis.call('HINCRBY', F.ip .. ip, 'inflight', 1)

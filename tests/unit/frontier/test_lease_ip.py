@@ -191,3 +191,19 @@ def test_a_sharded_frontier_leases_the_ip_in_its_own_shard(
     home, states, after = asyncio.run(go())
     assert [s is not None for s in states] == [i == home for i in range(4)]
     assert after == b"0"
+
+
+def test_a_lost_lease_ip_reply_frees_the_ip_uncharged(redis_url: str, redis_client: Any) -> None:
+    """Its id carries the call's token, as lease.lua's (Frontier.lost): the next call
+    gives it back, and the IP is leased again at once."""
+
+    async def go(frontier: Frontier, clock: VirtualClock) -> tuple[Any, ...]:
+        first = await frontier.lease_ip(IP, clock.now)
+        frontier.lost(first.lease_id.rpartition(":")[2])  # its reply never came
+        again = await frontier.lease_ip(IP, clock.now)
+        return first, again, await frontier.stats()
+
+    first, again, stats = on_frontier(redis_url, go)
+    assert first.lease_id and again.lease_id and again.lease_id != first.lease_id
+    assert again.at == first.at  # not charged: due at once again
+    assert stats["lost_leases_given_back"] == 1
