@@ -39,7 +39,7 @@ async def lose_a_lease_reply(server: LocalRedis) -> tuple[list[str], int, float]
         finally:
             server.resume()
         await asyncio.sleep(0.2)  # the buffered script runs: the lease nobody holds
-        assert (await frontier.lease(0)).leased == 0  # given back before it asked
+        await frontier.lease(0)  # gives it back (or, on a slow machine, the next call does)
         reply = await frontier.lease(1)  # the IP was not charged: due at once
         stats = await frontier.stats()
         return (
