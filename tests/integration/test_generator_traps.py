@@ -32,6 +32,9 @@ MAX_SPACE_REQUESTS_TWO_WORKERS = 14
 MAX_NAV_REQUESTS_TWO_WORKERS = 70
 # A space entered once, mean requests over spaces: closed at its chain's third generation.
 MAX_CHAIN_MEAN = 7
+# Its nav spaces (9-page hosts: the menu is learnt from the space's own pages): 19-25
+# measured, 31 with both cores busy elsewhere (tarpit_web's MAX_NAV_REQUESTS failed once).
+MAX_NAV_ONE_WAY = 45
 # Requests to a wildcard farm's made-up hosts (pages and their soft-404 probes) before its
 # family across the registered domain closes: 18 measured (the first 8 pages link its home
 # page back before that link counts as its menu).
@@ -83,13 +86,14 @@ def test_a_tarpit_with_one_way_in_closes_at_its_third_generation(tmp_path: Path)
     """Hosts too small for a tenth page: each space is entered by the home page's one link,
     so its pages form a chain (admission/sprawl.py), closed at its first third-generation
     page: 4-7 requests a space measured (5.6 on average), 8-9 when only the count of sprawl
-    pages closed them. The nav style's menu hides its first pages' sprawl, as above."""
+    pages closed them. The nav style's menu hides its first pages' sprawl, as above: on
+    these small hosts it closes later than on tarpit_web's (MAX_NAV_ONE_WAY)."""
     hosts = [HostSpec(f"h{i}.test", pages=9, generators=list(GENERATOR_STYLES)) for i in range(3)]
     web, _, requests = crawl_to_its_end(
         WebSpec(hosts=hosts, seed=5, base_ip="127.0.53.21"), tmp_path
     )
     counts = spaces(web, requests)
-    assert_spaces_closed(counts, MAX_SPACE_REQUESTS, MAX_NAV_REQUESTS)
+    assert_spaces_closed(counts, MAX_SPACE_REQUESTS, MAX_NAV_ONE_WAY)
     chained = [n for (_, style), n in counts.items() if style != "nav"]
     assert sum(chained) / len(chained) <= MAX_CHAIN_MEAN, counts
 
