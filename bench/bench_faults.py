@@ -24,8 +24,6 @@ request log), the crawl's wall time, and the Redis errors its frontier retried.
 from __future__ import annotations
 
 import argparse
-import os
-import signal
 import sys
 import tempfile
 import time
@@ -81,12 +79,11 @@ def inject(fault: str, server: LocalRedis, args: argparse.Namespace) -> None:
         time.sleep(args.outage)
         server.start()
         return
-    assert server.process is not None
-    os.kill(server.process.pid, signal.SIGSTOP)
+    server.pause()
     try:
         time.sleep(args.pause)
     finally:
-        os.kill(server.process.pid, signal.SIGCONT)
+        server.resume()
 
 
 def run(fault: str, args: argparse.Namespace, work: Path) -> Row:
