@@ -27,9 +27,7 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 from scrapy.exceptions import NotConfigured
 
 from crawlproj.checkpoint import checkpoint_for
@@ -38,6 +36,7 @@ from crawlproj.pipelines.metadata import simhash_hex
 from extensions.admission.admit import seen_key
 from extensions.frontier.scheduler import frontier_scheduler
 from extensions.recrawl.state import ENABLED, DocState, Fetch, RecrawlStore, recrawl_store
+from extensions.state.connection import TRANSIENT_ERRORS
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -63,7 +62,7 @@ async def retried(step: Callable[[], Awaitable[T]], crawler: Crawler) -> T:
     for wait in RETRY_WAITS_S:
         try:
             return await step()
-        except (RedisConnectionError, RedisTimeoutError):
+        except TRANSIENT_ERRORS:
             if _closing(crawler):
                 raise
             crawler.stats.inc_value("recrawl/redis_retries")

@@ -17,13 +17,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, NamedTuple
 
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
-
 from extensions.admission.bloom import BloomConfig
 from extensions.admission.budgets import TrapConfig
 from extensions.admission.records import AdmitItem
-from extensions.state.connection import AnyAsyncRedis, as_str
+from extensions.state.connection import TRANSIENT_ERRORS, AnyAsyncRedis, as_str
 from extensions.state.keys import FrontierKeys
 from extensions.state.lua import ENTRY_SCRIPTS, read_lua, script_source
 
@@ -34,9 +31,6 @@ from extensions.state.lua import ENTRY_SCRIPTS, read_lua, script_source
 logger = logging.getLogger(__name__)
 
 ADMIT_CHUNK = 1000
-# A lease call raising these may have run all the same (a stalled Redis runs what it read
-# when it resumes): its leases are given back (Frontier.give_back_lost).
-REPLY_LOST = (RedisTimeoutError, RedisConnectionError)
 # Lost calls remembered at most (a Redis down for long: the oldest calls' leases expire).
 MAX_LOST_CALLS = 1000
 
@@ -240,7 +234,7 @@ class Frontier:
         call = f"{self._worker}.{self._calls}"
         try:
             reply = await self._run(name, call=call, **args)
-        except REPLY_LOST:
+        except TRANSIENT_ERRORS:  # the call may have run (a stalled Redis runs it on resuming)
             self.lost(call)
             raise
         reply.call = call

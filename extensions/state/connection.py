@@ -273,6 +273,13 @@ async def map_slots(client: AnyAsyncRedis) -> AnyAsyncRedis:
     return client
 
 
+# A dropped connection (a restarting Redis still loading: BusyLoadingError is one) or a
+# reply that never came (a stalled one): the command may have run or may run yet, and a
+# later try can succeed. Callers retry (pipelines/recrawl.py) or give back what a lost
+# reply granted (frontier/core.py).
+TRANSIENT_ERRORS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
+
+
 # Connections an async client may open at once. redis-py 8 caps a redis.asyncio pool at
 # 100 by default and raises "Too many connections" past it: a crawl starting on 120 hosts
 # (their robots, DNS and admits at once) took that for Redis being down and closed.
