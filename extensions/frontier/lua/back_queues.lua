@@ -1,4 +1,4 @@
--- include: util, authority
+-- include: util, authority, ready_heap
 -- Back queues: each IP's records. Discovery records sit in one lane per score bucket
 -- (CFG.lanes of them, lane 0 = the best), FIFO within a lane, and the IP's next
 -- discovery fetch is the head of its best non-empty lane: within an IP the best-scored
@@ -7,7 +7,7 @@
 -- splits the IP's fetches).
 -- Keys: F.bq .. ip (lane 0), F.bq .. ip .. '/' .. lane, F.rq .. ip (LPUSH, LPOP, LLEN);
 -- F.ip .. ip field rcredit; K.active (SADD on requeue); K.stats (queued, recrawl_queued,
--- lane_<L>, lanes_counted).
+-- lane_<L>, lanes_counted); K.leases, K.lease_data (return_lease).
 -- Marks (admit.lua): "P|" a probe, "C|" a URL charged to a catch-all (traps.lua), "F|"
 -- one counted against its path's facet cap (records.FACET_MARK).
 local PROBE_MARK = 'P|'
@@ -89,6 +89,21 @@ local function requeue(ip, rec)
   redis.call('SADD', K.active, ip)
   stat('queued', 1)
   if is_recrawl(rec) then stat('recrawl_queued', 1) end
+end
+
+-- A lease no worker will ack (its worker died: reclaimed; its reply was lost: given back)
+-- goes: out of K.leases and K.lease_data, its record back at the head of its queue, its
+-- hold on the IP ended. Returns end_hold's answer ('1' still downloading or never sent,
+-- '2' fetched, nil): whether the IP is charged is the caller's.
+local function return_lease(ip, id)
+  local entry = redis.call('HGET', K.lease_data, id)
+  redis.call('ZREM', K.leases, id)
+  redis.call('HDEL', K.lease_data, id)
+  if entry then
+    local _, rec = split_first(entry)
+    requeue(ip, rec)
+  end
+  return end_hold(ip, id)
 end
 
 -- The IP's next record. When both of its queues hold work, re-crawls get

@@ -10,14 +10,7 @@ local given = 0
 for _, id in ipairs(redis.call('ZRANGE', K.leases, 0, -1)) do
   if string.sub(id, -#suffix) == suffix then
     local ip = string.match(id, '^(.*)#')
-    local entry = redis.call('HGET', K.lease_data, id)
-    redis.call('ZREM', K.leases, id)
-    redis.call('HDEL', K.lease_data, id)
-    if entry then
-      local _, rec = split_first(entry)
-      requeue(ip, rec)
-    end
-    end_hold(ip, id)
+    return_lease(ip, id)
     uncharge(ip)
     settle(ip)
     given = given + 1

@@ -4,17 +4,10 @@
 local function reclaim(limit)
   local ids = redis.call('ZRANGEBYSCORE', K.leases, '-inf', NOW, 'LIMIT', 0, limit)
   for _, id in ipairs(ids) do
-    local entry = redis.call('HGET', K.lease_data, id)
-    redis.call('ZREM', K.leases, id)
-    redis.call('HDEL', K.lease_data, id)
     local ip = string.match(id, '^(.*)#')
     -- Died mid-download ('1'): the fetch may have hit the server, so charge the IP now.
     -- Died processing a fetched page ('2', report.lua): its 'done' charged it.
-    if end_hold(ip, id) == '1' then redis.call('HSET', F.ip .. ip, 'last_end', NOW) end
-    if entry then
-      local _, rec = split_first(entry)
-      requeue(ip, rec)
-    end
+    if return_lease(ip, id) == '1' then redis.call('HSET', F.ip .. ip, 'last_end', NOW) end
     stat('lease_expired')
     settle(ip)
   end
