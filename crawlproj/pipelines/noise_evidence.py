@@ -83,10 +83,8 @@ class NoiseTeacher:
             added = added_values(url, original) if self.near < NOISE_MIN_RESEMBLANCE else {}
             if added:
                 self.stats.inc_value("content/noise_evidence_view")
-            path = urlsplit(url).path or "/"
-            names += [
-                n for name, value in added.items() for n in self._view(host, name, value, path)
-            ]
+                path = urlsplit(url).path or "/"
+                names += [n for name, v in added.items() for n in self._view(host, name, v, path)]
         except RedisError:
             pass  # feedback only: what was learned before the error stands
         for name in names:

@@ -43,7 +43,7 @@ async def lose_a_lease_reply(server: LocalRedis) -> tuple[list[str], int, float]
         reply = await frontier.lease(1)  # the IP was not charged: due at once
         stats = await frontier.stats()
         return (
-            [without_call(record) for _, record in reply.leases],
+            [url_of(record) for _, record in reply.leases],
             stats.get("lost_leases_given_back", 0),
             clock.now,
         )
@@ -51,7 +51,7 @@ async def lose_a_lease_reply(server: LocalRedis) -> tuple[list[str], int, float]
         await client.aclose()
 
 
-def without_call(record: str) -> str:
+def url_of(record: str) -> str:
     return record.rpartition('"u":"')[2].partition('"')[0]
 
 
