@@ -4,7 +4,8 @@ side: what it saves where there is a trap and what it costs where there is none.
 Run by hand from the project root (~3 min; `--manuals` needs Debian's git-doc, cmake-doc,
 python3.11-doc and postgresql-doc-15, which scripts/install-docs installs):
 
-    .venv/bin/python bench/bench_sprawl.py [--webs farm,manuals] [--cap 800]
+    .venv/bin/python bench/bench_sprawl.py [--webs farm,manuals,wiki] [--cap 800]
+        [--server python|nginx] [--wiki-links 3,6,12]
 
 - farm: a wildcard-DNS farm (HostSpec.subdomain_prose: every made-up subdomain of
   farm.test serves paragraphs of its own and links three more) beside docs.test; the
@@ -12,6 +13,12 @@ python3.11-doc and postgresql-doc-15, which scripts/install-docs installs):
   check. Requests on made-up hosts, real coverage, whether it ended by itself.
 - manuals: the four manuals, each served from its folder on its own 127.0.55.x address,
   crawled whole: pages stored per manual (the check must lose none) and sprawl candidates.
+  --server nginx serves them through a real nginx (Debian's nginx-light; bench/_nginx.py)
+  instead of Python's http.server.
+- wiki: 600 real pages linking each other at random, --wiki-links each, beside a menu of
+  five (scripts/testweb/random_wiki.py): the real site most like a generator with a menu
+  of its own. Real coverage (the check must lose none), sprawl candidates and demoted
+  patterns, per --wiki-seeds seed.
 
 Both crawls of a web run one after the other with the same settings but
 PRIORITY_SPRAWL_MIN_LINKS (2, the default, vs 0: off). The trap webs with tarpits are
@@ -38,8 +45,10 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench._common import NOISE_NOTE, table  # noqa: E402
+from bench._nginx import have_nginx, nginx_sites  # noqa: E402
 from scripts.crawlrun import CrawlResult, run_crawl, write_seeds  # noqa: E402
 from scripts.testweb import HostSpec, TestWeb, WebSpec  # noqa: E402
+from scripts.testweb.random_wiki import Wiki, wiki_server  # noqa: E402
 
 MANUALS = {  # host -> (folder, address)
     "git-docs.test": ("/usr/share/doc/git-doc", "127.0.55.1"),
@@ -48,7 +57,9 @@ MANUALS = {  # host -> (folder, address)
     "pg-docs.test": ("/usr/share/doc/postgresql-doc-15/html", "127.0.55.4"),
 }
 CHECK = {"on": 2, "off": 0}  # PRIORITY_SPRAWL_MIN_LINKS
-STATS = re.compile(r"'((?:crawlproj|frontier)/[a-z_/]*sprawl[a-z_/]*)': (\d+)")
+STATS = re.compile(r"'((?:crawlproj|frontier)/[a-z_/]*(?:sprawl|trap_demoted)[a-z_/]*)': (\d+)")
+WEBS = ("farm", "manuals", "wiki")
+WIKI_PAGES, WIKI_ADDRESS = 600, "127.0.55.9"
 
 
 def base_settings(hosts_map: str, check: str, **extra: Any) -> dict[str, Any]:
@@ -93,8 +104,12 @@ class _Quiet(SimpleHTTPRequestHandler):
 
 
 @contextmanager
-def manual_servers() -> Iterator[dict[str, int]]:
+def manual_servers(server: str, tmp: Path) -> Iterator[dict[str, int]]:
     """host -> port of an HTTP server per manual, on its own loopback address."""
+    if server == "nginx":
+        with nginx_sites(MANUALS, tmp / "nginx") as ports:
+            yield ports
+        return
     servers = {
         host: ThreadingHTTPServer((address, 0), functools.partial(_Quiet, directory=folder))
         for host, (folder, address) in MANUALS.items()
@@ -109,10 +124,10 @@ def manual_servers() -> Iterator[dict[str, int]]:
             server.server_close()
 
 
-def manuals_row(check: str, tmp: Path) -> list[Any]:
+def manuals_row(check: str, server: str, tmp: Path) -> list[Any]:
     tmp.mkdir(parents=True)
     hosts_map = ",".join(f"{host}={address}" for host, (_, address) in MANUALS.items())
-    with manual_servers() as ports:
+    with manual_servers(server, tmp) as ports:
         urls = [f"http://{host}:{port}/index.html" for host, port in ports.items()]
         seeds = write_seeds(tmp / "seeds.txt", urls)
         result = run_crawl(seeds, tmp / "data", base_settings(hosts_map, check), timeout=1500)
@@ -125,25 +140,64 @@ def manuals_row(check: str, tmp: Path) -> list[Any]:
     return [f"manuals, check {check}", sum(stored.values()), per_manual, sprawl_stats(result)]
 
 
-def main() -> None:
+def wiki_row(check: str, links: int, seed: int, tmp: Path) -> list[Any]:
+    tmp.mkdir(parents=True)
+    wiki = Wiki(WIKI_PAGES, links, seed)
+    with wiki_server(wiki, WIKI_ADDRESS) as port:
+        seeds = write_seeds(tmp / "seeds.txt", [f"http://wiki.test:{port}/"])
+        settings = base_settings(f"wiki.test={WIKI_ADDRESS}", check)
+        result = run_crawl(seeds, tmp / "data", settings, timeout=900)
+    fetched = {
+        re.sub(r"^https?://[^/]+", "", item["url"])
+        for item in result.items
+        if item.get("status") == 200
+    }
+    coverage = f"{len(fetched & set(wiki.paths())) / WIKI_PAGES:.3f}"
+    return [f"wiki, {links} links, seed {seed}, check {check}", coverage, sprawl_stats(result)]
+
+
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--webs", default="farm,manuals", help="comma list of farm,manuals")
+    parser.add_argument("--webs", default="farm,manuals", help="comma list of " + ",".join(WEBS))
     parser.add_argument("--cap", type=int, default=800, help="farm: CLOSESPIDER_PAGECOUNT")
+    parser.add_argument("--server", default="python", choices=("python", "nginx"))
+    parser.add_argument("--wiki-links", default="3,6,12", help="wiki: comma list of links")
+    parser.add_argument("--wiki-seeds", default="1", help="wiki: comma list of seeds")
     args = parser.parse_args()
-    webs = [w.strip() for w in args.webs.split(",") if w.strip()]
-    if unknown := set(webs) - {"farm", "manuals"}:
-        parser.error(f"--webs: unknown {sorted(unknown)}; choose from farm,manuals")
-    if "manuals" in webs and not all(Path(f).is_dir() for f, _ in MANUALS.values()):
+    args.webs = [w.strip() for w in args.webs.split(",") if w.strip()]
+    if unknown := set(args.webs) - set(WEBS):
+        parser.error(f"--webs: unknown {sorted(unknown)}; choose from {','.join(WEBS)}")
+    if "manuals" in args.webs and not all(Path(f).is_dir() for f, _ in MANUALS.values()):
         parser.error("--webs manuals: run scripts/install-docs first (Debian's doc packages)")
+    if "manuals" in args.webs and args.server == "nginx" and not have_nginx():
+        parser.error("--server nginx: no nginx on PATH (apt-get install nginx-light)")
+    for name in ("wiki_links", "wiki_seeds"):
+        try:
+            setattr(args, name, [int(n) for n in getattr(args, name).split(",") if n.strip()])
+        except ValueError:
+            parser.error(f"--{name.replace('_', '-')}: a comma list of numbers")
+    return args
+
+
+def main() -> None:
+    args = parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-sprawl-") as tmp:
-        if "farm" in webs:
+        if "farm" in args.webs:
             rows = [farm_row(c, args.cap, Path(tmp) / f"farm-{c}") for c in CHECK]
             heads = ["web", "requests", "on made-up hosts", "real coverage", "ended by itself"]
             print(table(heads, rows))
-        if "manuals" in webs:
-            rows = [manuals_row(c, Path(tmp) / f"manuals-{c}") for c in CHECK]
+        if "manuals" in args.webs:
+            rows = [manuals_row(c, args.server, Path(tmp) / f"manuals-{c}") for c in CHECK]
             names = " / ".join(h.split("-")[0] for h in MANUALS)
-            print(table(["web", "pages stored", names, "sprawl stats"], rows))
+            print(table([f"web ({args.server})", "pages stored", names, "sprawl stats"], rows))
+        if "wiki" in args.webs:
+            rows = [
+                wiki_row(c, k, seed, Path(tmp) / f"wiki-{k}-{seed}-{c}")
+                for k in args.wiki_links
+                for seed in args.wiki_seeds
+                for c in CHECK
+            ]
+            print(table(["web", "real coverage", "sprawl stats"], rows))
     print(NOISE_NOTE)
 
 
