@@ -5,7 +5,7 @@ Run by hand from the project root (~3 min; `--manuals` needs Debian's git-doc, c
 python3.11-doc and postgresql-doc-15, which scripts/install-docs installs):
 
     .venv/bin/python bench/bench_sprawl.py [--webs farm,manuals,wiki] [--cap 800]
-        [--server python|nginx] [--wiki-links 3,6,12]
+        [--server python|nginx] [--wiki-links 3,6,12] [--wiki-seeds 1]
 
 - farm: a wildcard-DNS farm (HostSpec.subdomain_prose: every made-up subdomain of
   farm.test serves paragraphs of its own and links three more) beside docs.test; the
