@@ -56,6 +56,24 @@ def split_closed(members: list[str]) -> tuple[frozenset[str], dict[str, int]]:
     return frozenset(closed), ceilings
 
 
+def log_changes(closed: frozenset[str], reopened: frozenset[str], ends: dict[str, int]) -> None:
+    """One line per pattern this worker's report closed or reopened, and per sequence end
+    it set: the one worker whose report made the change says it, when it happens. A real
+    section judged a trap loses its pages silently otherwise (the report lists the closed
+    patterns only at the end)."""
+    for pattern in sorted(closed):
+        logger.info(
+            "Trap feedback closed URL pattern %s: most of its recent pages were copies,"
+            " not-found pages or pages linking only new URLs of their own (sprawl); its"
+            " queued URLs are dropped and new ones refused but for probes",
+            pattern,
+        )
+    for pattern in sorted(reopened):
+        logger.info("Trap feedback reopened URL pattern %s: fresh pages in a row", pattern)
+    for pattern, number in sorted(ends.items()):
+        logger.info("Numbered sequence %s ends at %d: larger numbers are refused", pattern, number)
+
+
 class BlocklistRefresh:
     def __init__(
         self,
@@ -94,6 +112,7 @@ class BlocklistRefresh:
             return
         gone_patterns, gone_ends = split_closed(reopened or [])
         new_patterns, new_ends = split_closed(closed or [])
+        log_changes(new_patterns - self.admission.closed_patterns, gone_patterns, new_ends)
         patterns = (self.admission.closed_patterns | new_patterns) - gone_patterns
         self.admission.closed_patterns = frozenset(patterns)
         if gone_ends or new_ends:

@@ -4,8 +4,11 @@ the worker half of traps.lua's past-the-end refusal (tests/unit/frontier/test_se
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
+from extensions.admission.admit import Admission
 from extensions.admission.blocklist import BlocklistRefresh, split_closed
 from extensions.admission.budgets import pattern_state
 from extensions.admission.patterns import number_of, split_url, url_patterns
@@ -55,9 +58,8 @@ def test_a_queued_url_past_its_sequences_end_is_refused_unless_listed() -> None:
     assert adm.closed("http://h.test/page/3") == "pattern_closed"
 
 
-def test_a_reply_sets_moves_and_lifts_a_sequence_end_before_the_next_read() -> None:
-    adm = admission()
-    refresh = BlocklistRefresh(
+def refresh_of(adm: Admission) -> BlocklistRefresh:
+    return BlocklistRefresh(
         redis=None,  # type: ignore[arg-type]  # patterns_changed reads no Redis
         key="",
         admission=adm,
@@ -67,6 +69,11 @@ def test_a_reply_sets_moves_and_lifts_a_sequence_end_before_the_next_read() -> N
         closed_keys=[],
         noise_key="",
     )
+
+
+def test_a_reply_sets_moves_and_lifts_a_sequence_end_before_the_next_read() -> None:
+    adm = admission()
+    refresh = refresh_of(adm)
     fine = url_patterns("http://h.test/page/1").fine
     refresh.patterns_changed([f"n|50|{fine}", "f|h.test/<W>"], None)
     assert (adm.ceilings, adm.closed_patterns) == ({fine: 50}, {"f|h.test/<W>"})
@@ -75,6 +82,23 @@ def test_a_reply_sets_moves_and_lifts_a_sequence_end_before_the_next_read() -> N
     refresh.patterns_changed(None, [f"n|45|{fine}"])  # a live page past it: lifted
     assert adm.ceilings == {}
     assert adm.closed("http://h.test/page/99") is None
+
+
+def test_the_worker_whose_report_closed_a_pattern_logs_it_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    adm = admission()
+    refresh = refresh_of(adm)
+    fine = url_patterns("http://h.test/page/1").fine
+    with caplog.at_level(logging.INFO, logger="extensions.admission.blocklist"):
+        refresh.patterns_changed(["f|h.test/wiki/<W>", f"n|50|{fine}"], None)
+        refresh.patterns_changed(["f|h.test/wiki/<W>"], None)  # closed already: no line
+        refresh.patterns_changed(None, ["f|h.test/wiki/<W>"])
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 3, lines
+    assert lines[0].startswith("Trap feedback closed URL pattern f|h.test/wiki/<W>:")
+    assert lines[1] == f"Numbered sequence {fine} ends at 50: larger numbers are refused"
+    assert lines[2].startswith("Trap feedback reopened URL pattern f|h.test/wiki/<W>")
 
 
 def test_operators_read_a_patterns_sequence_end_from_its_record() -> None:
