@@ -24,12 +24,12 @@ from extensions.state.connection import TRANSIENT_ERRORS, AnyAsyncRedis, as_str
 from extensions.state.keys import FrontierKeys
 from extensions.state.lua import ENTRY_SCRIPTS, read_lua, script_source
 
+logger = logging.getLogger(__name__)
+
 # Items per admit script call, for the scheduler's batches and the operator verbs alike
 # (scrapy seed): ~0.1 s of Redis at ~100 us per URL, under the client's timeout and the
 # busy-script limit (a sitemap's or seeds file's 50,000 URLs in one call held Redis
 # for seconds).
-logger = logging.getLogger(__name__)
-
 ADMIT_CHUNK = 1000
 # Lost calls remembered at most (a Redis down for long: the oldest calls' leases expire).
 MAX_LOST_CALLS = 1000
