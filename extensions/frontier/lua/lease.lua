@@ -31,9 +31,6 @@ end
 
 reclaim(100)
 local leases = {}
--- A.call: the lease call's token, on its lease ids ("<ip>#<seq>:<call>"): a call whose
--- reply the worker lost gives its leases back by it (cancel_lease.lua).
-local call = A.call and (':' .. A.call) or ''
 -- Kill switch: nothing leaves while the crawl is paused (reclaiming goes on).
 if redis.call('EXISTS', K.paused) == 1 then A.n = 0 end
 -- Recycling a drained IP can make another IP due at once: a few rounds let one
@@ -54,12 +51,8 @@ for _ = 1, 4 do
       if not rec then recycle(ip) end
     end
     if rec then
-      local id = ip .. '#' .. redis.call('INCR', K.lease_seq) .. call
+      local id = start_hold(ip, NOW)
       redis.call('HSET', K.lease_data, id, ip .. '|' .. rec)
-      redis.call('HSET', K.lease_dl, id, 1)
-      redis.call('ZADD', K.leases, NOW + CFG.lease_ttl, id)
-      redis.call('HINCRBY', F.ip .. ip, 'inflight', 1)
-      redis.call('HSET', F.ip .. ip, 'last_start', NOW)
       leases[#leases + 1] = {id, marked_if_down(ip, rec)}
       schedule_ip(ip)
     end

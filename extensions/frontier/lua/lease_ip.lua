@@ -30,12 +30,7 @@ if retry then
   out.retry_at = string.format('%.17g', retry)  -- a string: cjson would round to 14 digits
   return cjson.encode(out)
 end
--- A.call: the call's token on the id, as lease.lua's (a lost reply: cancel_lease.lua).
-local id = ip .. '#' .. redis.call('INCR', K.lease_seq) .. (A.call and (':' .. A.call) or '')
-redis.call('HSET', K.lease_dl, id, 1)
-redis.call('ZADD', K.leases, start + CFG.lease_ttl, id)
-redis.call('HINCRBY', F.ip .. ip, 'inflight', 1)
-redis.call('HSET', F.ip .. ip, 'last_start', start)
+local id = start_hold(ip, start)
 -- Off the heap while in flight; back at next_fetch_at below its cap (ip_concurrency > 1).
 redis.call('ZREM', K.ready, ip)
 schedule_ip(ip)

@@ -3,7 +3,8 @@
 -- with delay(IP) = max(configured, robots Crawl-delay, operator override, adaptive,
 -- throttle) and backoff/quarantine in blocked_until (outcome.lua writes those).
 -- Keys: K.ready (ZSCORE, ZADD); F.ip .. ip read: crawl_delay, override, adaptive,
--- throttle, last_end, last_start, blocked_until, inflight; K.lease_dl (end_hold).
+-- throttle, last_end, last_start, blocked_until, inflight; K.lease_seq, K.leases,
+-- K.lease_dl (start_hold, end_hold).
 -- "ip" is the politeness key: the IP, or "<ip>@<host>" inside FRONTIER_HOST_IP_NETWORKS
 -- (admission/politeness_key.py), which lives in its IP's shard: what an operator set on
 -- the IP itself (override, blocked_until: admin.py) holds for each of its hosts too.
@@ -54,6 +55,19 @@ local function schedule_ip(ip)
   if num(redis.call('HGET', F.ip .. ip, 'inflight'), 0) >= CFG.ip_concurrency then return end
   if redis.call('ZSCORE', K.ready, ip) then return end
   redis.call('ZADD', K.ready, next_fetch_at(ip), ip)
+end
+
+-- A new lease's hold on its IP, from `start` (lease.lua, lease_ip.lua): its id
+-- "<ip>#<seq>:<call>" (A.call, the lease call's token: a call whose reply the worker lost
+-- gives its leases back by it, cancel_lease.lua), in K.leases until start + lease_ttl, in
+-- K.lease_dl as downloading, counted in flight on the IP, its start the IP's last_start.
+local function start_hold(ip, start)
+  local id = ip .. '#' .. redis.call('INCR', K.lease_seq) .. (A.call and (':' .. A.call) or '')
+  redis.call('HSET', K.lease_dl, id, 1)
+  redis.call('ZADD', K.leases, start + CFG.lease_ttl, id)
+  redis.call('HINCRBY', F.ip .. ip, 'inflight', 1)
+  redis.call('HSET', F.ip .. ip, 'last_start', start)
+  return id
 end
 
 -- A lease's hold on its IP ends (ack, release, reclaim): its K.lease_dl entry goes and
