@@ -60,7 +60,7 @@ from crawlproj.pipelines.content import TEMPLATE_COPY_META
 from crawlproj.pipelines.soft404 import Soft404Checker, soft404_checker
 from crawlproj.response_headers import content_type, header, parse_headers
 from crawlproj.seeds import SeedLine, read_seed_arg
-from crawlproj.spiders.link_marks import LinkMarks, generation_of
+from crawlproj.spiders.link_marks import LinkMarks
 from crawlproj.spiders.page_parse import follow_links, parse_page
 from extensions.admission.facet_sidebar import SIDEBAR, SidebarConfig, sidebar_links
 from extensions.admission.new_items import COPY_OUTCOMES, NEW_ITEMS, listed_items, listing
@@ -71,9 +71,8 @@ from extensions.admission.sprawl import (
     SPRAWL,
     SPRAWL_GEN_META,
     SprawlConfig,
-    candidate_links,
-    sprawl_generation,
-    sprawl_outcome,
+    judge,
+    log_chain_end,
 )
 from extensions.config import read
 from extensions.content.soft404 import SECOND_PROBE_META, SEND_PROBE_META, probe_url
@@ -161,11 +160,13 @@ class WebSpider(scrapy.Spider):
         if self.links_skipped(item):
             return
         links = follow_links(page, response, self.crawler.stats, self.page_tokens)
-        fresh, own = self.fresh_links(links, response, outcome)
+        fresh, own, generation = self.fresh_links(links, response, outcome)
         sidebar = self.sidebar_links(response.url, links)
-        marks = LinkMarks(
-            own, sidebar, response.meta.get("frontier_lease"), generation_of(response)
-        )
+        # A page whose verdict waits on its marked links (sprawl, a listing copy) marks
+        # them with its lease; a chain's page that stays "new" only with its generation.
+        waits = response.meta.get("frontier_outcome") != "new"
+        lease = response.meta.get("frontier_lease") if waits else None
+        marks = LinkMarks(own, sidebar, lease, generation)
         for url in fresh:
             request = self.link_request(url, meta=marks.meta(url))
             if request is not None:
@@ -181,27 +182,36 @@ class WebSpider(scrapy.Spider):
 
     def fresh_links(
         self, links: list[str], response: Response, outcome: str | None
-    ) -> tuple[list[str], frozenset[str]]:
+    ) -> tuple[list[str], frozenset[str], int | None]:
         """The links to request (not those this worker queued lately: no Request,
-        middlewares or scheduling), and those to mark with the page's lease: a sprawl
-        candidate's (admission/sprawl.py) fresh links of its own shape (its outcome is
-        "sprawl"), a near copy's items (listed)."""
+        middlewares or scheduling), those to mark (with the page's lease where its verdict
+        waits on them: a sprawl page's, admission/sprawl.py; a near copy's items, listed),
+        and the generation a sprawl chain's marked links carry (None: no chain)."""
         recent = recent_links_of(self.crawler)
         if recent is None:
-            return links, frozenset()
+            return links, frozenset(), None
         split = recent.split(links, response.url)
         count_repeat(self.crawler.stats, len(links) - len(split.request))
         if outcome in COPY_OUTCOMES:
-            return split.request, self.listed(response, split.new, recent.admission, outcome)
+            items = self.listed(response, split.new, recent.admission, outcome)
+            return split.request, items, None
         if outcome != "new" or "frontier_lease" not in response.meta:
-            return split.request, frozenset()
-        own = candidate_links(response.url, split.new, split.known, self.sprawl, recent.relinked)
-        if own:
-            generation = sprawl_generation(response.meta.get(SPRAWL_GEN_META))
-            response.meta["frontier_outcome"] = sprawl_outcome(generation, self.sprawl)
+            return split.request, frozenset(), None
+        parent = response.meta.get(SPRAWL_GEN_META)
+        verdict = judge(response.url, split.new, split.known, self.sprawl, recent.relinked, parent)
+        if verdict is None:
+            return split.request, frozenset(), None
+        if verdict.outcome is not None:
+            response.meta["frontier_outcome"] = verdict.outcome
             self.crawler.stats.inc_value("crawlproj/pages/sprawl_candidate")
-            logger.debug("Sprawl candidate %s: %d new links of its shape", response.url, len(own))
-        return split.request, frozenset(own)
+        if not verdict.dropped:
+            return split.request, frozenset(verdict.marked), verdict.generation
+        # A chain's end: what its pages link is more of the same (admission/sprawl.py).
+        dropped = set(verdict.dropped)
+        self.crawler.stats.inc_value("crawlproj/pages/sprawl_chain_end")
+        self.crawler.stats.inc_value("crawlproj/links/dropped/sprawl_chain", len(dropped))
+        log_chain_end(response.url, len(dropped))
+        return [url for url in split.request if url not in dropped], frozenset(), None
 
     def listed(
         self, response: Response, new: list[str], admission: Admission, outcome: str

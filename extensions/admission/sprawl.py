@@ -34,17 +34,39 @@ records: the entry is generation 1, a page reached through its link 2, ...), and
 page of generation PRIORITY_SPRAWL_CHAIN reports "sprawl_chain", which closes its pattern
 at once as if PRIORITY_TRAP_SPRAWL_AFTER of its pages had been sprawl: a tarpit costs its
 entry, the pages it links and one more (~5-7 requests) instead of
-PRIORITY_TRAP_SPRAWL_AFTER. A page that links back, or whose marked links another page
-had linked (settled), breaks the chain: its links carry no generation.
+PRIORITY_TRAP_SPRAWL_AFTER. A page that links back breaks the chain: its links carry no
+generation.
+
+A generator need not keep to one shape: one that mixes slugs, hex ids, numbers, .html
+names and query strings in every page's links has few of any one shape on a page, so
+most of its pages were no candidates and reported "new" (which reopened its closed
+patterns), and each of its URLs was a pattern of its own. An independent adversarial web
+(two such tarpits, one on a real blog's host) took 4,035 of a crawl's 6,074 requests, and
+the crawl never ended by itself. So a chain also goes on through a page that links
+back nowhere on its **site** (its registered domain: no repeat there but the menu) and
+links at least one new page of its own shape, whatever the shapes of its other links
+(`site_links`): its new links on its site carry the generation, and such a page starts a
+chain too. Its own outcome stands (only a candidate's pattern counts sprawl). And a
+chain **ends** at its PRIORITY_SPRAWL_CHAIN-th generation: that page's new links on its
+site are not followed (counted, logged once a site), as more of the same: a tarpit then
+costs ~1 + b + b^2 pages an entry (b: its pages' links) whatever its shapes, and a crawl
+with one ends. A real site's tree does not chain: a page's children are of another shape
+than its own (a category and its products, a section and its pages), and its pages link
+back into it (a parent, a sibling, the previous page) before three levels are new. A
+dropped link is not in URL-seen: another page that links it later queues it.
 
 Not caught: a generator whose pages also link back to a few earlier pages of its own
 (as a real section does), or one whose pages link only pages of another shape (/a/
 pages to /b/ ones and back: counting every shape would make a shop's category pages,
-new products and a menu, sprawl); only the host budget bounds them.
+new products and a menu, sprawl); only the host budget bounds them. Wrongly caught: a
+real site whose pages link two or three new pages of their kind and nothing back, three
+deep (a wiki of random links, "next" links only): the third page's links are followed
+only if another page links them (bench/README.md, "Generator traps").
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -52,9 +74,14 @@ from typing import Any, NamedTuple
 from extensions.admission.domains import registered_domain
 from extensions.config import Setting, Table, at_least
 
+logger = logging.getLogger(__name__)
+
 # A sprawl page's marked links: its generation (1 for a page no sprawl page's link led to).
 SPRAWL_GEN_META = "frontier_sprawl_gen"
 SPRAWL_OUTCOMES = frozenset(("sprawl", "sprawl_chain"))
+# Sites whose first chain end this worker logged at INFO (later ones at DEBUG), at most.
+_LOGGED_SITES: set[str] = set()
+_MAX_LOGGED_SITES = 10_000
 # An extension is the last segment's text after its last dot when at most this long.
 _MAX_EXTENSION = 6
 
@@ -134,11 +161,88 @@ def candidate_links(
     return own
 
 
+def site_links(
+    page_url: str,
+    fresh: list[str],
+    repeated: list[str],
+    config: SprawlConfig,
+    relinked: Callable[[str], int],
+) -> list[str]:
+    """The page's fresh links on its own site (registered domain and port) when they are
+    at least config.min_links, one of them of the page's own shape, and none of its
+    repeats there links back (a repeat that fewer than config.menu_pages pages linked
+    again), else []: a page that links more of its kind and nothing back on its site,
+    whatever the shapes of its other links. (A real tree's page links its children, of
+    another shape than its own: a category its products, a section its pages.)"""
+    if config.min_links <= 0 or len(fresh) < config.min_links:
+        return []
+    shape = link_shape(page_url)
+    site, menu = shape.site, config.menu_pages
+    # Repeats first: a real page links back at its first non-menu repeat on its site.
+    if any(relinked(url) < menu and _link_site(url) == site for url in repeated):
+        return []
+    own = [url for url in fresh if _link_site(url) == site]
+    if len(own) < config.min_links or not any(link_shape(url) == shape for url in own):
+        return []
+    return own
+
+
+def _link_site(url: str) -> str:
+    return _site(url.partition("://")[2].partition("/")[0].partition("?")[0].lower())
+
+
+class SprawlVerdict(NamedTuple):
+    """What a page's links say of it (judge)."""
+
+    outcome: str | None  # "sprawl" / "sprawl_chain"; None: the page's outcome stands
+    generation: int  # the page's generation in its chain
+    marked: list[str]  # links to mark with the generation (and, sprawl, the lease)
+    dropped: list[str]  # links not followed: the page ends its chain
+
+
+def judge(
+    page_url: str,
+    fresh: list[str],
+    repeated: list[str],
+    config: SprawlConfig,
+    relinked: Callable[[str], int],
+    parent_generation: Any,
+) -> SprawlVerdict | None:
+    """A new page's sprawl verdict (see the module docstring), None when it links back
+    (or too few new links to say)."""
+    own = candidate_links(page_url, fresh, repeated, config, relinked)
+    wide = site_links(page_url, fresh, repeated, config, relinked)
+    if not own and not wide:
+        return None
+    generation = sprawl_generation(parent_generation)
+    ends = 0 < config.chain <= generation
+    outcome = ("sprawl_chain" if ends else "sprawl") if own else None
+    # wide holds own (a shape names its site): a chain goes on through any shape.
+    marked = wide or own
+    if ends:
+        return SprawlVerdict(outcome, generation, [], marked)
+    return SprawlVerdict(outcome, generation, marked, [])
+
+
 def sprawl_generation(parent_generation: Any) -> int:
     """A sprawl page's generation from its request's SPRAWL_GEN_META (1 without one)."""
     return parent_generation + 1 if isinstance(parent_generation, int) else 1
 
 
-def sprawl_outcome(generation: int, config: SprawlConfig) -> str:
-    """A sprawl page's outcome: "sprawl_chain" from generation config.chain on."""
-    return "sprawl_chain" if 0 < config.chain <= generation else "sprawl"
+def log_chain_end(page_url: str, dropped: int) -> None:
+    """One INFO line for a site's first chain end (links not followed: an operator who
+    misses a section sees why), DEBUG for the rest."""
+    site = _link_site(page_url)
+    level = logging.DEBUG
+    if site not in _LOGGED_SITES and len(_LOGGED_SITES) < _MAX_LOGGED_SITES:
+        _LOGGED_SITES.add(site)
+        level = logging.INFO
+    logger.log(
+        level,
+        "Sprawl chain ends at %s: %d new links on its site not followed (a third page in a"
+        " row linking only new pages of its kind and nothing back: a generator's); later"
+        " ones on %s are logged at DEBUG",
+        page_url,
+        dropped,
+        site,
+    )

@@ -14,9 +14,10 @@ from extensions.admission.records import AdmitItem
 from extensions.admission.sprawl import (
     SprawlConfig,
     candidate_links,
+    judge,
     link_shape,
+    site_links,
     sprawl_generation,
-    sprawl_outcome,
 )
 from extensions.frontier.core import DownloadEvent
 from extensions.frontier.settled_acks import SettledAcks
@@ -163,10 +164,54 @@ def test_operators_read_a_patterns_sprawl_pages_from_its_record() -> None:
     assert "sprawl_pages" not in pattern_state("12")  # never sprawl: nothing said
 
 
-def test_a_chain_of_sprawl_pages_reports_its_third_generation() -> None:
-    """The entry (no generation on its request) is 1, a page its marked link led to 2..."""
-    generations = [sprawl_generation(None), sprawl_generation(1), sprawl_generation(2)]
-    assert generations == [1, 2, 3]
-    assert [sprawl_outcome(g, CONFIG) for g in generations] == ["sprawl", "sprawl", "sprawl_chain"]
-    assert sprawl_outcome(9, SprawlConfig(min_links=2, menu_pages=8, chain=0)) == "sprawl"
+def test_a_chain_of_sprawl_pages_ends_at_its_third_generation() -> None:
+    """The entry (no generation on its request) is 1, a page its marked link led to 2...;
+    the third reports sprawl_chain and its new links are dropped, not followed."""
+    assert [sprawl_generation(None), sprawl_generation(1), sprawl_generation(2)] == [1, 2, 3]
     assert sprawl_generation("1") == 1  # not a generation: an entry
+    fresh = [f"{H}/gen/a-b", f"{H}/gen/c-d"]
+    entry = judge(f"{H}/gen/x-y", fresh, [MENU], CONFIG, relinked, None)
+    assert entry == (("sprawl", 1, fresh, []))
+    end = judge(f"{H}/gen/x-y", fresh, [MENU], CONFIG, relinked, 2)
+    assert end == ("sprawl_chain", 3, [], fresh)
+    endless = SprawlConfig(min_links=2, menu_pages=8, chain=0)
+    assert judge(f"{H}/gen/x-y", fresh, [], endless, relinked, 9) == ("sprawl", 10, fresh, [])
+
+
+# A generator that mixes its links' shapes: few of any one shape, all new, none back.
+MIXED = [f"{H}/w/oak-fern-moss", f"{H}/id/3f2a9c0e4b5d", f"{H}/n/4821/", f"{H}/a/b/9.html"]
+
+
+def test_a_page_linking_back_nowhere_on_its_site_goes_on_with_its_chain() -> None:
+    """No shape has two of its links (not a candidate), yet it links back nowhere: the
+    chain goes on through it (its outcome stands) and ends at the third generation."""
+    page = f"{H}/w/red-fox-den"
+    links = [*MIXED, "http://other.test/x/y"]
+    assert candidate_links(page, links, [MENU], CONFIG, relinked) == []
+    assert site_links(page, links, [MENU], CONFIG, relinked) == MIXED
+    assert judge(page, links, [MENU], CONFIG, relinked, None) == (None, 1, MIXED, [])
+    assert judge(page, links, [MENU], CONFIG, relinked, 1) == (None, 2, MIXED, [])
+    assert judge(page, links, [MENU], CONFIG, relinked, 2) == (None, 3, [], MIXED)
+
+
+def test_a_page_linking_back_anywhere_on_its_site_ends_no_chain() -> None:
+    """A repeat on its site that few pages linked (its section, a sibling) of any shape is
+    a link back; one on another site, or the menu, is not."""
+    page = f"{H}/w/red-fox-den"
+    back = f"{H}/docs/guide/"
+    assert judge(page, MIXED, [MENU, back], CONFIG, relinked, 2) is None
+    assert site_links(page, MIXED, ["http://other.test/a/b"], CONFIG, relinked) == MIXED
+    # Its own-shape links still make it a candidate, as before: only they are marked.
+    own = [f"{H}/w/a-b", f"{H}/w/c-d"]
+    marked = [*own, MIXED[0]]  # /w/oak-fern-moss is of its shape too
+    assert judge(page, [*own, *MIXED], [back], CONFIG, relinked, None) == ("sprawl", 1, marked, [])
+
+
+def test_a_tree_page_whose_children_are_of_another_shape_chains_nothing() -> None:
+    """A shop's category links its products and its next page, all new, and nothing back
+    but the menu: none is of its own shape, so it neither starts nor goes on with a
+    chain (home -> /shop/ -> a category lost its products when it did)."""
+    category = f"{H}/shop/shoes/"
+    children = [f"{H}/shop/shoes/red-boot-{n}" for n in range(5)] + [f"{category}?page=2"]
+    assert site_links(category, children, [MENU], CONFIG, relinked) == []
+    assert judge(category, children, [MENU], CONFIG, relinked, 2) is None
