@@ -82,7 +82,7 @@ def deal_styles(args: argparse.Namespace) -> str:
         args.trap_prose = 80
         flags.append("--trap-prose 80")
     for option, styles in (
-        ("generators", GENERATOR_STYLES),
+        ("generators", DEALT_GENERATOR_STYLES),
         ("redirect_traps", REDIRECT_TRAP_STYLES),
         ("alternates", ALTERNATE_STYLES),
     ):
@@ -90,6 +90,11 @@ def deal_styles(args: argparse.Namespace) -> str:
             setattr(args, option, rng.sample(styles, rng.randint(1, 3)))
             flags.append(f"--{option.replace('_', '-')} {','.join(getattr(args, option))}")
     return " ".join(flags)
+
+
+# The styles webs are dealt from: the eight the dealt webs' figures (bench/README.md) were
+# measured with; "mixed", added since, is asked for by name (--generators mixed).
+DEALT_GENERATOR_STYLES = GENERATOR_STYLES[:8]
 
 
 def restyled(spec: WebSpec, args: argparse.Namespace) -> WebSpec:

@@ -12,7 +12,10 @@ its own URL shape so a crawler cannot pass by fitting one: "slugs" /gen/<w>-<w>,
 /lib/<w>/<w>.html, "nav", /wander/<w>-<w> whose every page also links the same five
 /wander/start-<k> pages (a site menu: the one part of it that repeats), "deep",
 /maze/<w>/<w>[/<w>...] of 2-4 words (a path of random depth, as some tarpits serve), and
-"root", /<w>-<w>-<w>/ under the root (a tarpit host's own pages, or a blog's permalinks).
+"root", /<w>-<w>-<w>/ under the root (a tarpit host's own pages, or a blog's permalinks),
+and "mixed", /mix/... whose every link takes one of five shapes at random (/mix/<w>-<w>,
+/mix/n/<n>/, /mix/<w>/<w>.html, /mix/<12 hex>, /mix/q?ref=<w>&p=<n>): few of a page's
+links have its own shape, as an independent adversarial web's tarpits served them.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ PATTERNS = {
     "nav": r"/wander/(?:start-[1-5]|([a-z]+)-([a-z]+))",
     "deep": r"/maze(?:/[a-z]+){2,4}",
     "root": r"/([a-z]+)-([a-z]+)-([a-z]+)/",
+    "mixed": r"/mix/(?:([a-z]+)-([a-z]+)|n/[1-9]\d{4,8}/|([a-z]+)/([a-z]+)\.html|[0-9a-f]{12}|q)",
 }
 ENTRIES = {
     "slugs": "/gen/crawler-frontier",
@@ -54,6 +58,7 @@ ENTRIES = {
     "nav": NAV_STARTS[0],
     "deep": "/maze/river/fern",
     "root": "/river-fern-ember/",
+    "mixed": "/mix/river-fern",
 }
 
 
@@ -66,6 +71,16 @@ def _number(rng: random.Random) -> int:
     return rng.randint(10 ** (digits - 1), 10**digits - 1)
 
 
+# The shapes a "mixed" page's links take, one drawn per link.
+_MIXED: tuple[Callable[[random.Random], str], ...] = (
+    lambda rng: "/mix/{}-{}".format(*_words(rng, 2)),
+    lambda rng: f"/mix/n/{_number(rng)}/",
+    lambda rng: "/mix/{}/{}.html".format(*_words(rng, 2)),
+    lambda rng: f"/mix/{rng.getrandbits(48):012x}",
+    lambda rng: f"/mix/q?ref={_words(rng, 1)[0]}&p={rng.randint(1, 999)}",
+)
+
+
 # A new made-up page of each style: its path (and query), drawn from `rng`.
 MAKERS: dict[str, Callable[[random.Random], str]] = {
     "slugs": lambda rng: "/gen/{}-{}".format(*_words(rng, 2)),
@@ -76,6 +91,7 @@ MAKERS: dict[str, Callable[[random.Random], str]] = {
     "nav": lambda rng: "/wander/{}-{}".format(*_words(rng, 2)),
     "deep": lambda rng: "/maze/" + "/".join(_words(rng, rng.randint(2, 4))),
     "root": lambda rng: "/{}-{}-{}/".format(*_words(rng, 3)),
+    "mixed": lambda rng: rng.choice(_MIXED)(rng),
 }
 
 
@@ -97,11 +113,22 @@ def _term(query: str) -> str | None:
     return "/lookup?term=" + "+".join(terms)
 
 
+def _mixed_query(query: str) -> str | None:
+    """The mixed style's /mix/q page in one spelling (ref=<w>&p=<n>), None if malformed."""
+    args = parse_qs(query)
+    ref, p = args.get("ref", [""])[-1], args.get("p", [""])[-1]
+    if ref not in _KNOWN or not p.isdigit():
+        return None
+    return f"/mix/q?ref={ref}&p={int(p)}"
+
+
 def page_of(style: str, m: re.Match[str], query: str) -> str | None:
     """The generator page `m` (and `query`) names, in the spelling its content is seeded
     on; None when the URL is not one the style could have made."""
     if style == "query":
         return _term(query)
+    if style == "mixed" and m.group(0) == "/mix/q":
+        return _mixed_query(query)
     if style == "deep":  # a path of 2-4 words, each a segment
         return m.group(0) if all(w in _KNOWN for w in m.group(0).split("/")[2:]) else None
     if not all(g in _KNOWN for g in m.groups() if g is not None):

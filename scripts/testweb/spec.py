@@ -37,7 +37,7 @@ LONG_URL_STYLES = ("query", "path")
 # Generator traps (generator.py), redirect traps (redirects.py) and alternate views
 # (alternates.py), one URL shape each; by name only, as "chatty": dealt.py does not deal
 # them, so older webs stay the same.
-GENERATOR_STYLES = ("slugs", "ids", "tokens", "query", "dirs", "nav", "deep", "root")
+GENERATOR_STYLES = ("slugs", "ids", "tokens", "query", "dirs", "nav", "deep", "root", "mixed")
 REDIRECT_TRAP_STYLES = ("tokens", "counter", "query", "bounce", "slug")
 ALTERNATE_STYLES = ("replytocom", "print", "share", "history")
 MAX_SHOP_CATEGORIES = 8

@@ -22,6 +22,11 @@ from scripts.testweb.random_wiki import Wiki, wiki_server
 from scripts.testweb.spec import GENERATOR_STYLES
 from tests.integration.test_crawl_budget import crawl_to_its_end, crawl_with_workers
 
+# The styles these crawls hold. "mixed" (links of five shapes at random, 2-5 a page) is not
+# held yet: few of its pages link one of their own shape, so its chains break and restart
+# (bench_traps.py --generators mixed: capped; bench/README.md, "Generator traps").
+HELD_STYLES = [s for s in GENERATOR_STYLES if s != "mixed"]
+
 # Requests a generator space costs before its pattern closes: PRIORITY_TRAP_SPRAWL_AFTER
 # (8) sprawl pages, measured 8-9 a space; the "nav" style, whose pages also link a fixed
 # menu of its own pages, until its menu is known (PRIORITY_SPRAWL_MENU_PAGES = 8): 18-19.
@@ -46,7 +51,7 @@ MAX_FARM_REQUESTS = 40
 def tarpit_web() -> WebSpec:
     """Three hosts of real pages (numbered pages, a guide tree, a sitemap), each with all
     six generator styles linked from its home page and every tenth page."""
-    styles = list(GENERATOR_STYLES)
+    styles = list(HELD_STYLES)
     hosts = [
         HostSpec("books.test", pages=60, sitemap=True, generators=styles),
         HostSpec("notes.test", "shared", pages=40, guide=[3, 4], generators=styles),
@@ -75,7 +80,7 @@ def assert_spaces_closed(counts: Counter[tuple[str, str]], most: int, most_nav: 
         space: n for space, n in counts.items() if n > (most_nav if space[1] == "nav" else most)
     }
     assert not over, (over, counts)
-    assert len(counts) == 3 * len(GENERATOR_STYLES), counts  # every space was entered
+    assert len(counts) == 3 * len(HELD_STYLES), counts  # every space was entered
 
 
 def test_generators_close_and_the_crawl_ends_by_itself(tmp_path: Path) -> None:
@@ -90,7 +95,7 @@ def test_a_tarpit_with_one_way_in_closes_at_its_third_generation(tmp_path: Path)
     page: 4-7 requests a space measured (5.6 on average), 8-9 when only the count of sprawl
     pages closed them. The nav style's menu hides its first pages' sprawl, as above: on
     these small hosts it closes later than on tarpit_web's (MAX_NAV_ONE_WAY)."""
-    hosts = [HostSpec(f"h{i}.test", pages=9, generators=list(GENERATOR_STYLES)) for i in range(3)]
+    hosts = [HostSpec(f"h{i}.test", pages=9, generators=HELD_STYLES) for i in range(3)]
     web, _, requests = crawl_to_its_end(
         WebSpec(hosts=hosts, seed=5, base_ip="127.0.53.21"), tmp_path
     )

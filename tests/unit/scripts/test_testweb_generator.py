@@ -21,6 +21,15 @@ from tests.unit.scripts.test_testweb_traps import PORT, _links, _paragraphs, _pa
 
 __all__ = ["site"]  # the fixture, imported for pytest
 
+# The five shapes of a "mixed" page's links.
+MIXED_SHAPES = (
+    r"/mix/[a-z]+-[a-z]+",
+    r"/mix/n/[1-9]\d{4,8}/",
+    r"/mix/[a-z]+/[a-z]+\.html",
+    r"/mix/[0-9a-f]{12}",
+    r"/mix/q\?ref=[a-z]+&p=\d+",
+)
+
 # The URL shapes each style promises (spelt out here, not imported: they are the contract).
 GENERATED = {
     "slugs": r"/gen/[a-z]+-[a-z]+",
@@ -31,7 +40,19 @@ GENERATED = {
     "nav": r"/wander/[a-z]+-[a-z]+",
     "deep": r"/maze(?:/[a-z]+){2,4}",
     "root": r"/[a-z]+-[a-z]+-[a-z]+/",
+    "mixed": "|".join(f"(?:{shape})" for shape in MIXED_SHAPES),
 }
+
+
+def test_a_mixed_space_mixes_its_links_shapes(tarpit: Site) -> None:
+    """Its first 100 pages link all five shapes, none most of the links."""
+    queue, shapes = deque([tarpit.url("tar.test", ENTRIES["mixed"])]), Counter[str]()
+    for _ in range(100):
+        fresh = _fresh(tarpit, _path(queue.popleft()))
+        shapes.update(next(s for s in MIXED_SHAPES if re.fullmatch(s, _path(u))) for u in fresh)
+        queue.extend(fresh)
+    assert set(shapes) == set(MIXED_SHAPES)
+    assert max(shapes.values()) < 0.5 * sum(shapes.values()), shapes
 
 
 @pytest.fixture(scope="module")
