@@ -208,6 +208,10 @@ PRIORITY_NOISE_VIEWS = True
 PRIORITY_SPRAWL_MIN_LINKS = 2
 PRIORITY_SPRAWL_MENU_PAGES = 8
 PRIORITY_SPRAWL_CHAIN = 3
+# A chain's end (its PRIORITY_SPRAWL_CHAIN-th page) leaves its new links on its site
+# unfollowed once this worker judged this many pages of the site: a site's first pages
+# all link new pages only (a small site of 24 pages lost 11 to ends before this).
+PRIORITY_SPRAWL_CHAIN_SITE_PAGES = 30
 PRIORITY_TRAP_SPRAWL_AFTER = 8
 
 # --- URL-seen (a Bloom filter per shard in Redis; repeats of recent links dropped before) ---

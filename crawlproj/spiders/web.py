@@ -70,6 +70,7 @@ from extensions.admission.records import CANONICAL_META
 from extensions.admission.sprawl import (
     SPRAWL,
     SPRAWL_GEN_META,
+    SitePages,
     SprawlConfig,
     judge,
     log_chain_end,
@@ -101,6 +102,7 @@ class WebSpider(scrapy.Spider):
     soft404: Soft404Checker | None  # set in from_crawler; None: SOFT404_ENABLED is off
     page_tokens: PageTokenConfig | None  # set in from_crawler; None: URL_STRIP_PAGE_TOKENS off
     sprawl: SprawlConfig  # set in from_crawler (PRIORITY_SPRAWL_*)
+    site_pages: SitePages  # set in from_crawler: pages judged per site, for chain ends
     facet_sidebar: SidebarConfig  # set in from_crawler (PRIORITY_FACET_SIDEBAR_NAMES)
     new_items: int  # set in from_crawler (PRIORITY_NEW_ITEMS)
 
@@ -127,6 +129,7 @@ class WebSpider(scrapy.Spider):
         spider.soft404 = soft404_checker(crawler)
         spider.page_tokens = PageTokenConfig.from_settings(crawler.settings)
         spider.sprawl = read(SPRAWL, crawler.settings)
+        spider.site_pages = SitePages()
         spider.facet_sidebar = read(SIDEBAR, crawler.settings)
         spider.new_items = read(NEW_ITEMS, crawler.settings).least
         return spider
@@ -198,7 +201,10 @@ class WebSpider(scrapy.Spider):
         if outcome != "new" or "frontier_lease" not in response.meta:
             return split.request, frozenset(), None
         parent = response.meta.get(SPRAWL_GEN_META)
-        verdict = judge(response.url, split.new, split.known, self.sprawl, recent.relinked, parent)
+        pages = self.site_pages.count(response.url)
+        verdict = judge(
+            response.url, split.new, split.known, self.sprawl, recent.relinked, parent, pages
+        )
         if verdict is None:
             return split.request, frozenset(), None
         if verdict.outcome is not None:

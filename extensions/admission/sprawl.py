@@ -91,6 +91,7 @@ class SprawlConfig:
     min_links: int  # PRIORITY_SPRAWL_MIN_LINKS: own-shape links that make a candidate; 0 off
     menu_pages: int  # PRIORITY_SPRAWL_MENU_PAGES: a repeat linked again this often is menu
     chain: int  # PRIORITY_SPRAWL_CHAIN: the generation whose sprawl page closes; 0 off
+    chain_site_pages: int  # PRIORITY_SPRAWL_CHAIN_SITE_PAGES: a site's pages before an end
 
 
 SPRAWL = Table(
@@ -98,6 +99,7 @@ SPRAWL = Table(
     Setting("PRIORITY_SPRAWL_MIN_LINKS", "min_links", int, at_least(0)),
     Setting("PRIORITY_SPRAWL_MENU_PAGES", "menu_pages", int, at_least(2)),
     Setting("PRIORITY_SPRAWL_CHAIN", "chain", int, at_least(0)),
+    Setting("PRIORITY_SPRAWL_CHAIN_SITE_PAGES", "chain_site_pages", int, at_least(0)),
 )
 
 
@@ -169,22 +171,24 @@ def site_links(
     relinked: Callable[[str], int],
 ) -> list[str]:
     """The page's fresh links on its own site (registered domain and port) when they are
-    at least config.min_links, one of them of the page's own shape, and none of its
-    repeats there links back (a repeat that fewer than config.menu_pages pages linked
-    again), else []: a page that links more of its kind and nothing back on its site,
-    whatever the shapes of its other links. (A real tree's page links its children, of
-    another shape than its own: a category its products, a section its pages.)"""
+    at least config.min_links and none of its repeats there links back (a repeat that
+    fewer than config.menu_pages pages linked again), else []: a page that links back
+    nowhere on its site, whatever the shapes of its links."""
     if config.min_links <= 0 or len(fresh) < config.min_links:
         return []
-    shape = link_shape(page_url)
-    site, menu = shape.site, config.menu_pages
+    site, menu = _link_site(page_url), config.menu_pages
     # Repeats first: a real page links back at its first non-menu repeat on its site.
     if any(relinked(url) < menu and _link_site(url) == site for url in repeated):
         return []
     own = [url for url in fresh if _link_site(url) == site]
-    if len(own) < config.min_links or not any(link_shape(url) == shape for url in own):
-        return []
-    return own
+    return own if len(own) >= config.min_links else []
+
+
+def links_its_kind(page_url: str, links: list[str]) -> bool:
+    """One of `links` has the page's own shape. (A real tree's page links its children,
+    of another shape than its own: a category its products, a section its pages.)"""
+    shape = link_shape(page_url)
+    return any(link_shape(url) == shape for url in links)
 
 
 def _link_site(url: str) -> str:
@@ -207,16 +211,24 @@ def judge(
     config: SprawlConfig,
     relinked: Callable[[str], int],
     parent_generation: Any,
+    site_pages: int,
 ) -> SprawlVerdict | None:
     """A new page's sprawl verdict (see the module docstring), None when it links back
-    (or too few new links to say)."""
+    (or too few new links to say). `site_pages`: the pages of its site judged so far."""
     own = candidate_links(page_url, fresh, repeated, config, relinked)
     wide = site_links(page_url, fresh, repeated, config, relinked)
+    chained = isinstance(parent_generation, int)
+    if wide and not own and not links_its_kind(page_url, wide):
+        # Links back nowhere, but to no page of its kind: a chain's page passes the chain
+        # on as it came (a tarpit's page of a rare shape); no other starts one.
+        return SprawlVerdict(None, parent_generation, wide, []) if chained else None
     if not own and not wide:
         return None
     generation = sprawl_generation(parent_generation)
-    ends = 0 < config.chain <= generation
-    outcome = ("sprawl_chain" if ends else "sprawl") if own else None
+    closes = 0 < config.chain <= generation
+    outcome = ("sprawl_chain" if closes else "sprawl") if own else None
+    # A site's first pages are all new links: a chain there says nothing yet.
+    ends = closes and site_pages >= config.chain_site_pages
     # wide holds own (a shape names its site): a chain goes on through any shape.
     marked = wide or own
     if ends:
@@ -246,3 +258,22 @@ def log_chain_end(page_url: str, dropped: int) -> None:
         dropped,
         site,
     )
+
+
+class SitePages:
+    """Pages this worker judged per site (registered domain and port; the oldest site
+    forgotten past `capacity`): a chain ends only on a site past
+    PRIORITY_SPRAWL_CHAIN_SITE_PAGES of them."""
+
+    def __init__(self, capacity: int = 10_000) -> None:
+        self.capacity = capacity
+        self._pages: dict[str, int] = {}
+
+    def count(self, page_url: str) -> int:
+        """One more page of `page_url`'s site; its pages so far, this one included."""
+        site = _link_site(page_url)
+        pages = self._pages
+        if site not in pages and len(pages) >= self.capacity:
+            del pages[next(iter(pages))]
+        pages[site] = n = pages.get(site, 0) + 1
+        return n

@@ -12,10 +12,12 @@ from extensions.admission.budgets import pattern_state
 from extensions.admission.new_items import listing
 from extensions.admission.records import AdmitItem
 from extensions.admission.sprawl import (
+    SitePages,
     SprawlConfig,
     candidate_links,
     judge,
     link_shape,
+    links_its_kind,
     site_links,
     sprawl_generation,
 )
@@ -23,7 +25,7 @@ from extensions.frontier.core import DownloadEvent
 from extensions.frontier.settled_acks import SettledAcks
 
 H = "http://gen.test"
-CONFIG = SprawlConfig(min_links=2, menu_pages=8, chain=3)
+CONFIG = SprawlConfig(min_links=2, menu_pages=8, chain=3, chain_site_pages=30)
 MENU = f"{H}/gen/start"  # linked again from 20 pages: the generator's own menu
 
 
@@ -99,7 +101,7 @@ def test_not_a_candidate(fresh: list[str], repeated: list[str], reason: str) -> 
 
 
 def test_off_at_zero_min_links() -> None:
-    off = SprawlConfig(min_links=0, menu_pages=8, chain=3)
+    off = SprawlConfig(min_links=0, menu_pages=8, chain=3, chain_site_pages=30)
     assert candidate_links(f"{H}/gen/a", [f"{H}/gen/b", f"{H}/gen/c"], [], off, relinked) == []
 
 
@@ -170,12 +172,12 @@ def test_a_chain_of_sprawl_pages_ends_at_its_third_generation() -> None:
     assert [sprawl_generation(None), sprawl_generation(1), sprawl_generation(2)] == [1, 2, 3]
     assert sprawl_generation("1") == 1  # not a generation: an entry
     fresh = [f"{H}/gen/a-b", f"{H}/gen/c-d"]
-    entry = judge(f"{H}/gen/x-y", fresh, [MENU], CONFIG, relinked, None)
+    entry = judge(f"{H}/gen/x-y", fresh, [MENU], CONFIG, relinked, None, 50)
     assert entry == (("sprawl", 1, fresh, []))
-    end = judge(f"{H}/gen/x-y", fresh, [MENU], CONFIG, relinked, 2)
+    end = judge(f"{H}/gen/x-y", fresh, [MENU], CONFIG, relinked, 2, 50)
     assert end == ("sprawl_chain", 3, [], fresh)
-    endless = SprawlConfig(min_links=2, menu_pages=8, chain=0)
-    assert judge(f"{H}/gen/x-y", fresh, [], endless, relinked, 9) == ("sprawl", 10, fresh, [])
+    endless = SprawlConfig(min_links=2, menu_pages=8, chain=0, chain_site_pages=0)
+    assert judge(f"{H}/gen/x-y", fresh, [], endless, relinked, 9, 50) == ("sprawl", 10, fresh, [])
 
 
 # A generator that mixes its links' shapes: few of any one shape, all new, none back.
@@ -189,9 +191,9 @@ def test_a_page_linking_back_nowhere_on_its_site_goes_on_with_its_chain() -> Non
     links = [*MIXED, "http://other.test/x/y"]
     assert candidate_links(page, links, [MENU], CONFIG, relinked) == []
     assert site_links(page, links, [MENU], CONFIG, relinked) == MIXED
-    assert judge(page, links, [MENU], CONFIG, relinked, None) == (None, 1, MIXED, [])
-    assert judge(page, links, [MENU], CONFIG, relinked, 1) == (None, 2, MIXED, [])
-    assert judge(page, links, [MENU], CONFIG, relinked, 2) == (None, 3, [], MIXED)
+    assert judge(page, links, [MENU], CONFIG, relinked, None, 50) == (None, 1, MIXED, [])
+    assert judge(page, links, [MENU], CONFIG, relinked, 1, 50) == (None, 2, MIXED, [])
+    assert judge(page, links, [MENU], CONFIG, relinked, 2, 50) == (None, 3, [], MIXED)
 
 
 def test_a_page_linking_back_anywhere_on_its_site_ends_no_chain() -> None:
@@ -199,19 +201,41 @@ def test_a_page_linking_back_anywhere_on_its_site_ends_no_chain() -> None:
     a link back; one on another site, or the menu, is not."""
     page = f"{H}/w/red-fox-den"
     back = f"{H}/docs/guide/"
-    assert judge(page, MIXED, [MENU, back], CONFIG, relinked, 2) is None
+    assert judge(page, MIXED, [MENU, back], CONFIG, relinked, 2, 50) is None
     assert site_links(page, MIXED, ["http://other.test/a/b"], CONFIG, relinked) == MIXED
     # Its own-shape links still make it a candidate, as before: only they are marked.
     own = [f"{H}/w/a-b", f"{H}/w/c-d"]
     marked = [*own, MIXED[0]]  # /w/oak-fern-moss is of its shape too
-    assert judge(page, [*own, *MIXED], [back], CONFIG, relinked, None) == ("sprawl", 1, marked, [])
+    assert judge(page, [*own, *MIXED], [back], CONFIG, relinked, None, 50) == (
+        "sprawl",
+        1,
+        marked,
+        [],
+    )
 
 
-def test_a_tree_page_whose_children_are_of_another_shape_chains_nothing() -> None:
+def test_a_tree_page_whose_children_are_of_another_shape_advances_no_chain() -> None:
     """A shop's category links its products and its next page, all new, and nothing back
-    but the menu: none is of its own shape, so it neither starts nor goes on with a
-    chain (home -> /shop/ -> a category lost its products when it did)."""
+    but the menu: none is of its own shape, so it starts no chain and advances none (home
+    -> /shop/ -> a category lost its products when it did); a chain's page of that kind
+    (a tarpit's page of a rare shape) passes its generation on as it came."""
     category = f"{H}/shop/shoes/"
     children = [f"{H}/shop/shoes/red-boot-{n}" for n in range(5)] + [f"{category}?page=2"]
-    assert site_links(category, children, [MENU], CONFIG, relinked) == []
-    assert judge(category, children, [MENU], CONFIG, relinked, 2) is None
+    assert site_links(category, children, [MENU], CONFIG, relinked) == children
+    assert not links_its_kind(category, children)
+    assert judge(category, children, [MENU], CONFIG, relinked, None, 50) is None
+    assert judge(category, children, [MENU], CONFIG, relinked, 2, 50) == (None, 2, children, [])
+
+
+def test_a_chain_ends_only_past_a_sites_first_pages() -> None:
+    """A site's first pages link new pages only: its third chain page closes its pattern
+    (sprawl_chain) but its links are followed until PRIORITY_SPRAWL_CHAIN_SITE_PAGES."""
+    fresh = [f"{H}/gen/a-b", f"{H}/gen/c-d"]
+    early = judge(f"{H}/gen/x-y", fresh, [MENU], CONFIG, relinked, 2, 29)
+    assert early == ("sprawl_chain", 3, fresh, [])
+    assert judge(f"{H}/gen/x-y", fresh, [MENU], CONFIG, relinked, 2, 30).dropped == fresh
+    pages = SitePages(capacity=2)
+    counts = [pages.count(u) for u in (f"{H}/a", "http://www.gen.test/b", f"{H}/c/d")]
+    assert counts == [1, 2, 3]  # one site: gen.test
+    assert [pages.count("http://x.test/"), pages.count("http://y.test/")] == [1, 1]
+    assert pages.count(f"{H}/e") == 1  # the oldest site was forgotten
