@@ -171,6 +171,7 @@ BAD = [
     ("PRIORITY_NEW_ITEMS", -1, ">= 0, not -1"),
     ("PRIORITY_SPRAWL_MENU_PAGES", 1, ">= 2, not 1"),
     ("PRIORITY_SPRAWL_CHAIN", -1, ">= 0, not -1"),
+    ("PRIORITY_SPRAWL_CHAIN_SITE_PAGES", -1, ">= 0, not -1"),
     (
         "PRIORITY_TRAP_END_AFTER",
         1,
