@@ -41,19 +41,29 @@ A generator need not keep to one shape: one that mixes slugs, hex ids, numbers, 
 names and query strings in every page's links has few of any one shape on a page, so
 most of its pages were no candidates and reported "new" (which reopened its closed
 patterns), and each of its URLs was a pattern of its own. An independent adversarial web
-(two such tarpits, one on a real blog's host) took 4,035 of a crawl's 6,074 requests, and
-the crawl never ended by itself. So a chain also goes on through a page that links
+(two such tarpits, one on a real blog's host) took 4,035 of a crawl's 6,074 requests,
+and the crawl never ended by itself. So a chain also goes on through a page that links
 back nowhere on its **site** (its registered domain: no repeat there but the menu) and
 links at least one new page of its own shape, whatever the shapes of its other links
-(`site_links`): its new links on its site carry the generation, and such a page starts a
-chain too. Its own outcome stands (only a candidate's pattern counts sprawl). And a
-chain **ends** at its PRIORITY_SPRAWL_CHAIN-th generation: that page's new links on its
-site are not followed (counted, logged once a site), as more of the same: a tarpit then
-costs ~1 + b + b^2 pages an entry (b: its pages' links) whatever its shapes, and a crawl
-with one ends. A real site's tree does not chain: a page's children are of another shape
-than its own (a category and its products, a section and its pages), and its pages link
-back into it (a parent, a sibling, the previous page) before three levels are new. A
-dropped link is not in URL-seen: another page that links it later queues it.
+(`site_links`, `links_its_kind`): its new links on its site carry the next generation,
+and such a page starts a chain too. One that links back nowhere but to no page of its
+kind (a tarpit's page of a rare shape) passes a young chain on as it came, neither
+advancing nor breaking it, and advances one that two pages of their kind advanced
+already; it starts none (a break restarted the count below it, and the tarpits cost
+91-2,276 requests from run to run). Such pages' own outcomes stand (only a candidate's
+pattern counts sprawl). And a chain **ends** at its PRIORITY_SPRAWL_CHAIN-th generation:
+that page's new links on its site are not followed (counted, logged once a site), as
+more of the same, and it reports "sprawl_chain" whatever its shape (its pattern closes:
+the generator's next way in of that shape is refused): a tarpit then costs ~1 + b + b^2
+pages an entry (b: its pages' links) whatever its shapes, and a crawl with one ends. A
+real site's tree does not advance a chain: a page's children are of another shape than
+its own (a category and its products, a section and its pages), and its pages link back
+into it (a parent, a sibling, the previous page). But a site's first pages link only new
+pages, as a small site of pages linking each other at random does for a while (one of 24
+pages lost 11 to ends): a chain ends only once this worker judged
+PRIORITY_SPRAWL_CHAIN_SITE_PAGES pages of the site (`SitePages`); before that its third
+page only closes its pattern, as always. A dropped link is not in URL-seen: another page
+that links it later queues it.
 
 Not caught: a generator whose pages also link back to a few earlier pages of its own
 (as a real section does), or one whose pages link only pages of another shape (/a/
@@ -219,9 +229,13 @@ def judge(
     wide = site_links(page_url, fresh, repeated, config, relinked)
     chained = isinstance(parent_generation, int)
     if wide and not own and not links_its_kind(page_url, wide):
-        # Links back nowhere, but to no page of its kind: a chain's page passes the chain
-        # on as it came (a tarpit's page of a rare shape); no other starts one.
-        return SprawlVerdict(None, parent_generation, wide, []) if chained else None
+        # Links back nowhere, but to no page of its kind (a tarpit's page of a rare shape;
+        # a tree's section linking its pages): it starts no chain, passes a young one on
+        # as it came, and advances one that pages of their kind advanced twice already.
+        if not chained:
+            return None
+        if parent_generation < 2:
+            return SprawlVerdict(None, parent_generation, wide, [])
     if not own and not wide:
         return None
     generation = sprawl_generation(parent_generation)
@@ -232,7 +246,9 @@ def judge(
     # wide holds own (a shape names its site): a chain goes on through any shape.
     marked = wide or own
     if ends:
-        return SprawlVerdict(outcome, generation, [], marked)
+        # A chain's end is a generator's page, whatever its shape: its pattern closes, so
+        # the generator's next way in of that shape is refused at admission.
+        return SprawlVerdict("sprawl_chain", generation, [], marked)
     return SprawlVerdict(outcome, generation, marked, [])
 
 

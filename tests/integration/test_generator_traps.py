@@ -22,9 +22,10 @@ from scripts.testweb.random_wiki import Wiki, wiki_server
 from scripts.testweb.spec import GENERATOR_STYLES
 from tests.integration.test_crawl_budget import crawl_to_its_end, crawl_with_workers
 
-# The styles these crawls hold. "mixed" (links of five shapes at random, 2-5 a page) is not
-# held yet: few of its pages link one of their own shape, so its chains break and restart
-# (bench_traps.py --generators mixed: capped; bench/README.md, "Generator traps").
+# The styles whose spaces these bounds hold. "mixed" (links of five shapes at random, 2-5
+# a page) is held by chains that end, at a higher cost a space than these bounds (~12
+# pages a way in; bench_traps.py --generators mixed: 416 requests, bench/README.md,
+# "Generator traps").
 HELD_STYLES = [s for s in GENERATOR_STYLES if s != "mixed"]
 
 # Requests a generator space costs before its pattern closes: PRIORITY_TRAP_SPRAWL_AFTER

@@ -193,7 +193,7 @@ def test_a_page_linking_back_nowhere_on_its_site_goes_on_with_its_chain() -> Non
     assert site_links(page, links, [MENU], CONFIG, relinked) == MIXED
     assert judge(page, links, [MENU], CONFIG, relinked, None, 50) == (None, 1, MIXED, [])
     assert judge(page, links, [MENU], CONFIG, relinked, 1, 50) == (None, 2, MIXED, [])
-    assert judge(page, links, [MENU], CONFIG, relinked, 2, 50) == (None, 3, [], MIXED)
+    assert judge(page, links, [MENU], CONFIG, relinked, 2, 50) == ("sprawl_chain", 3, [], MIXED)
 
 
 def test_a_page_linking_back_anywhere_on_its_site_ends_no_chain() -> None:
@@ -218,13 +218,16 @@ def test_a_tree_page_whose_children_are_of_another_shape_advances_no_chain() -> 
     """A shop's category links its products and its next page, all new, and nothing back
     but the menu: none is of its own shape, so it starts no chain and advances none (home
     -> /shop/ -> a category lost its products when it did); a chain's page of that kind
-    (a tarpit's page of a rare shape) passes its generation on as it came."""
+    (a tarpit's page of a rare shape) passes a young chain on as it came."""
     category = f"{H}/shop/shoes/"
     children = [f"{H}/shop/shoes/red-boot-{n}" for n in range(5)] + [f"{category}?page=2"]
     assert site_links(category, children, [MENU], CONFIG, relinked) == children
     assert not links_its_kind(category, children)
     assert judge(category, children, [MENU], CONFIG, relinked, None, 50) is None
-    assert judge(category, children, [MENU], CONFIG, relinked, 2, 50) == (None, 2, children, [])
+    assert judge(category, children, [MENU], CONFIG, relinked, 1, 50) == (None, 1, children, [])
+    # Two pages of their kind advanced the chain already: a tarpit's, it goes on.
+    tarpit = judge(category, children, [MENU], CONFIG, relinked, 2, 50)
+    assert tarpit == ("sprawl_chain", 3, [], children)
 
 
 def test_a_chain_ends_only_past_a_sites_first_pages() -> None:
