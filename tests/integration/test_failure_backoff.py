@@ -130,5 +130,7 @@ def test_a_server_down_for_a_while_loses_no_page(tmp_path: Path) -> None:
     stored = {i["url"] for i in result.items if i["status"] == 200}
     assert stored == set(web.pages), sorted(set(web.pages) - stored)
     stats = stats_of(result)
-    assert stats["fetch/errors/connect"] >= 3  # the outage was met
+    # The outage was met, twice at least: the backoff's jitter (x1-1.5) and a loaded
+    # machine can push the third try past the 10 s (CI: 2 once in a full run).
+    assert stats["fetch/errors/connect"] >= 2
     assert "retry/max_reached" not in stats and "frontier/dropped/ip_down" not in stats
