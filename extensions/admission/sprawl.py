@@ -77,11 +77,13 @@ only if another page links them (bench/README.md, "Generator traps").
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from extensions.admission.domains import registered_domain
+from extensions.bounded import keep_newest
 from extensions.config import Setting, Table, at_least
 
 logger = logging.getLogger(__name__)
@@ -159,18 +161,7 @@ def candidate_links(
     """The page's fresh links of its own shape when it is a sprawl candidate (at least
     config.min_links of them, and no repeat of its shape that fewer than
     config.menu_pages pages linked again: `relinked`, RecentLinks'), else []."""
-    if config.min_links <= 0 or len(fresh) < config.min_links:
-        return []
-    shape = link_shape(page_url)
-    # The few fresh links first: most pages have fewer of its shape than min_links, and
-    # their many repeats (navigation) then cost no shape at all.
-    own = [url for url in fresh if link_shape(url) == shape]
-    if len(own) < config.min_links:
-        return []
-    menu = config.menu_pages
-    if any(relinked(url) < menu and link_shape(url) == shape for url in repeated):
-        return []
-    return own
+    return _none_back(link_shape, link_shape(page_url), fresh, repeated, config, relinked)
 
 
 def site_links(
@@ -181,17 +172,33 @@ def site_links(
     relinked: Callable[[str], int],
 ) -> list[str]:
     """The page's fresh links on its own site (registered domain and port) when they are
-    at least config.min_links and none of its repeats there links back (a repeat that
-    fewer than config.menu_pages pages linked again), else []: a page that links back
-    nowhere on its site, whatever the shapes of its links."""
+    at least config.min_links and none of its repeats there links back, else []: a page
+    that links back nowhere on its site, whatever the shapes of its links."""
+    return _none_back(_link_site, _link_site(page_url), fresh, repeated, config, relinked)
+
+
+def _none_back(
+    key: Callable[[str], Any],
+    page_key: Any,
+    fresh: list[str],
+    repeated: list[str],
+    config: SprawlConfig,
+    relinked: Callable[[str], int],
+) -> list[str]:
+    """The fresh links whose `key` is the page's, when they are at least config.min_links
+    and no repeat with that key is a link back (one that fewer than config.menu_pages
+    pages linked again), else []."""
     if config.min_links <= 0 or len(fresh) < config.min_links:
         return []
-    site, menu = _link_site(page_url), config.menu_pages
-    # Repeats first: a real page links back at its first non-menu repeat on its site.
-    if any(relinked(url) < menu and _link_site(url) == site for url in repeated):
+    # The few fresh links first: most pages have fewer of its shape than min_links, and
+    # their many repeats (navigation) then cost no key at all.
+    own = [url for url in fresh if key(url) == page_key]
+    if len(own) < config.min_links:
         return []
-    own = [url for url in fresh if _link_site(url) == site]
-    return own if len(own) >= config.min_links else []
+    menu = config.menu_pages
+    if any(relinked(url) < menu and key(url) == page_key for url in repeated):
+        return []
+    return own
 
 
 def links_its_kind(page_url: str, links: list[str]) -> bool:
@@ -277,19 +284,17 @@ def log_chain_end(page_url: str, dropped: int) -> None:
 
 
 class SitePages:
-    """Pages this worker judged per site (registered domain and port; the oldest site
-    forgotten past `capacity`): a chain ends only on a site past
+    """Pages this worker judged per site (registered domain and port; the site counted
+    least lately forgotten past `capacity`): a chain ends only on a site past
     PRIORITY_SPRAWL_CHAIN_SITE_PAGES of them."""
 
     def __init__(self, capacity: int = 10_000) -> None:
         self.capacity = capacity
-        self._pages: dict[str, int] = {}
+        self._pages: OrderedDict[str, int] = OrderedDict()
 
     def count(self, page_url: str) -> int:
         """One more page of `page_url`'s site; its pages so far, this one included."""
         site = _link_site(page_url)
-        pages = self._pages
-        if site not in pages and len(pages) >= self.capacity:
-            del pages[next(iter(pages))]
-        pages[site] = n = pages.get(site, 0) + 1
+        n = self._pages.get(site, 0) + 1
+        keep_newest(self._pages, site, n, self.capacity)
         return n
